@@ -1,0 +1,94 @@
+"""Shared by the benchmarks: CUDA-event timing and the one results format
+(../shared/guide/results.md): a JSON list of {name, value, unit, device, commit, date,
+params, peer}."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+from pathlib import Path
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def commit() -> str:
+    """Short hash being measured: $NUMBA_CUZK_COMMIT (set where .git is absent) or git."""
+    if os.environ.get("NUMBA_CUZK_COMMIT"):
+        return os.environ["NUMBA_CUZK_COMMIT"]
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
+        return out.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def gpu_name() -> str:
+    from numba import cuda
+
+    name = getattr(cuda.get_current_device(), "name", "CUDA simulator")
+    return name.decode() if isinstance(name, bytes) else name
+
+
+def cpu_name() -> str:
+    model = platform.processor() or "cpu"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"cpu:{model} x{os.cpu_count()}"
+
+
+def record(name: str, value: float, unit: str, device: str, params: dict | None = None,
+           peer: dict | None = None) -> dict:
+    rec = {"name": name, "value": round(float(value), 4), "unit": unit, "device": device,
+           "commit": commit(), "date": datetime.date.today().isoformat(), "params": params or {}}
+    if peer:
+        rec["peer"] = peer
+    return rec
+
+
+def device_time_ms(launch, runs: int = 7, warmup: int = 2) -> list[float]:
+    """Device milliseconds of ``launch()`` per run, timed with CUDA events after warm-up."""
+    from numba import cuda
+
+    for _ in range(warmup):
+        launch()
+    cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start, stop = cuda.event(timing=True), cuda.event(timing=True)
+        start.record()
+        launch()
+        stop.record()
+        stop.synchronize()
+        times.append(cuda.event_elapsed_time(start, stop))
+    return times
+
+
+def median(values) -> float:
+    return statistics.median(values)
+
+
+def write(records: list[dict], topic: str, out: str | None = None) -> Path:
+    """Write records to ``out`` or bench/results/<topic>-<date>.json; return the path."""
+    path = Path(out) if out else RESULTS / f"{topic}-{datetime.date.today().isoformat()}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(records, indent=1) + "\n")
+    return path
+
+
+def markdown_table(records: list[dict]) -> str:
+    lines = ["| name | value | unit | device | notes |", "| --- | ---: | --- | --- | --- |"]
+    for r in records:
+        notes = ", ".join(f"{k}={v}" for k, v in r.get("params", {}).items() if k in ("variant", "regs", "block", "runs"))
+        if "peer" in r:
+            notes += f"; peer {r['peer']['name']}: {r['peer']['value']} {r['peer']['unit']}"
+        lines.append(f"| {r['name']} | {r['value']} | {r['unit']} | {r['device']} | {notes} |")
+    return "\n".join(lines)

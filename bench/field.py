@@ -1,0 +1,165 @@
+"""Field multiplication throughput on the GPU and on all CPU cores.
+
+Each of ``threads`` threads loads (a, b) and replaces a by a*b (or a^2) ``chain`` times,
+then stores a: chained products, so the rate is the dependent-latency-hidden throughput
+a prover sees. Device time from CUDA events (median after warm-up). Every GPU result is
+checked against the same chain computed on the CPU by the CPU backend, whose time is the
+CPU figure. Usage: python3 -m bench.field [--threads-log 22] [--chain 64] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from functools import lru_cache
+
+import numpy as np
+from numba import cuda, njit, prange, uint32
+
+from bench import common
+from numba_cuzk.field.fq2 import FQ2_LIMBS, fq2_mul, fq2_sqr
+from numba_cuzk.field.mont import montgomery
+from numba_cuzk.field.params import FQ, FR
+from numba_cuzk.field.target import local_u32
+
+# (record name, field, limbs, function factory); the first variant of each name is the
+# one the library uses (PTX carry chains), the others are recorded for comparison.
+VARIANTS = [
+    ("fr_mul", "ptx", FR), ("fr_mul", "cios", FR), ("fr_sqr", "ptx", FR), ("fr_sqr", "cios", FR),
+    ("fq_mul", "ptx", FQ), ("fq_mul", "cios", FQ), ("fq_sqr", "ptx", FQ), ("fq_sqr", "cios", FQ),
+    ("fq2_mul", "ptx", None), ("fq2_sqr", "ptx", None),
+]
+
+
+def _function(name: str, variant: str, params):
+    if params is None:
+        return (fq2_mul if name == "fq2_mul" else fq2_sqr), FQ2_LIMBS
+    ops = montgomery(params)
+    op = name.split("_")[1]
+    attr = op if variant == "ptx" else f"{op}_cios"
+    return getattr(ops, attr), ops.limbs
+
+
+@lru_cache(maxsize=None)
+def _kernels(name: str, variant: str, params):
+    f, n_limbs = _function(name, variant, params)
+    square = name.endswith("sqr")
+
+    def body(i, x, y, a, b, chain):
+        for j in range(n_limbs):
+            x[j] = a[j, i]
+            y[j] = b[j, i]
+        for _ in range(chain):
+            if square:
+                f(x, x)
+            else:
+                f(x, x, y)
+        for j in range(n_limbs):
+            a[j, i] = x[j]
+
+    body_jit = njit(forceinline=True)(body)
+
+    @cuda.jit
+    def gpu(a, b, chain):
+        i = cuda.grid(1)
+        if i < a.shape[1]:
+            body_jit(i, cuda.local.array(n_limbs, uint32), cuda.local.array(n_limbs, uint32), a, b, chain)
+
+    @njit(parallel=True)
+    def cpu(a, b, chain):
+        for i in prange(a.shape[1]):
+            body_jit(i, local_u32(n_limbs), local_u32(n_limbs), a, b, chain)
+
+    return gpu, cpu
+
+
+def _inputs(n_limbs: int, threads: int, params, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Random canonical Montgomery residues (limbs below p: top limb masked under p's)."""
+    fields = params or FQ
+    reps = n_limbs // fields.limbs
+    top = fields.modulus_limbs[-1]
+    a = rng.integers(0, 1 << 32, size=(n_limbs, threads), dtype=np.uint32)
+    b = rng.integers(0, 1 << 32, size=(n_limbs, threads), dtype=np.uint32)
+    for k in range(reps):
+        row = (k + 1) * fields.limbs - 1
+        a[row] %= top
+        b[row] %= top
+    return a, b
+
+
+def run_variant(name: str, variant: str, params, threads: int, chain: int, block: int, rng, cpu_ref: dict):
+    gpu, cpu = _kernels(name, variant, params)
+    n_limbs = _function(name, variant, params)[1]
+    a, b = _inputs(n_limbs, threads, params, rng)
+    d_a, d_b = cuda.to_device(a), cuda.to_device(b)
+    grid = (threads + block - 1) // block
+
+    def launch():
+        gpu[grid, block](d_a, d_b, chain)
+
+    launch()  # compile, then check one chain against the CPU backend
+    cuda.synchronize()
+    gpu_result = d_a.copy_to_host()
+    key = (name, n_limbs)
+    if key not in cpu_ref:
+        expect = a.copy()
+        cpu(expect, b, chain)  # compile on a copy
+        expect = a.copy()
+        t0 = time.perf_counter()
+        cpu(expect, b, chain)
+        cpu_ref[key] = (expect, time.perf_counter() - t0)
+    expect, cpu_seconds = cpu_ref[key]
+    if not np.array_equal(gpu_result, expect):
+        bad = int(np.flatnonzero((gpu_result != expect).any(axis=0))[0])
+        raise AssertionError(f"{name}/{variant}: GPU result differs from the CPU backend at thread {bad}")
+    d_a = cuda.to_device(a)  # re-run timing from the same inputs
+    times = common.device_time_ms(launch, runs=7, warmup=2)
+    ms = common.median(times)
+    kernel = gpu.overloads[list(gpu.overloads)[0]]
+    return {
+        "gops": threads * chain / (ms * 1e-3) / 1e9,
+        "ms": ms,
+        "spread": (min(times), max(times)),
+        "regs": kernel.get_regs_per_thread(),
+        "local_bytes": kernel.get_local_mem_per_thread(),
+        "cpu_gops": threads * chain / cpu_seconds / 1e9,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--threads-log", type=int, default=22)
+    parser.add_argument("--chain", type=int, default=64)
+    parser.add_argument("--block", type=int, default=256)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    threads, chain = 1 << args.threads_log, args.chain
+    rng = np.random.default_rng(2026)
+    device, cpu_device = common.gpu_name(), common.cpu_name()
+    records, cpu_ref = [], {}
+    for name, variant, params in VARIANTS:
+        r = run_variant(name, variant, params, threads, chain, args.block, rng, cpu_ref)
+        shape = {"threads": threads, "chain": chain, "block": args.block, "runs": 7, "stat": "median",
+                 "variant": variant, "regs": r["regs"], "local_bytes": r["local_bytes"],
+                 "min_max_ms": [round(x, 3) for x in r["spread"]], "verified": "all threads vs CPU backend"}
+        rec_name = name if variant == "ptx" else f"{name}_{variant}"
+        cpu_peer = {"name": f"numba-cuzk CPU backend ({cpu_device})", "value": round(r["cpu_gops"], 4), "unit": "G/s"}
+        records.append(common.record(rec_name, r["gops"], "G/s", device, shape, peer=cpu_peer))
+        if variant == "ptx" and name in ("fr_mul", "fq_mul"):
+            records.append(common.record(f"{name}_cpu", r["cpu_gops"], "G/s", cpu_device,
+                                         {"threads": threads, "chain": chain, "runs": 1}))
+        print(f"{rec_name:16s} {r['gops']:8.2f} G/s  {r['ms']:8.3f} ms  regs {r['regs']}  local {r['local_bytes']}  "
+              f"cpu {r['cpu_gops']:.3f} G/s", flush=True)
+    for block in (128, 512):  # launch shape sensitivity of the main variants
+        for name, params in (("fr_mul", FR), ("fq_mul", FQ)):
+            r = run_variant(name, "ptx", params, threads, chain, block, rng, cpu_ref)
+            print(f"{name} block {block}: {r['gops']:.2f} G/s", flush=True)
+            records.append(common.record(f"{name}_block{block}", r["gops"], "G/s", device,
+                                         {"threads": threads, "chain": chain, "block": block, "variant": "ptx"}))
+    path = common.write(records, "field", args.out)
+    print(common.markdown_table(records))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Bulk conversions between Python ints, bytes and the device limb layout.
+
+Device layout (structure of arrays): n elements of a field with L limbs are a C-contiguous
+``uint32`` array of shape ``(L, n)``; ``arr[j, i]`` is limb j (little-endian, 32 bits) of
+element i. Thread i of a kernel reads ``arr[:, i]``, so a warp's loads of one limb are 32
+consecutive words: coalesced. Whether the values are canonical or Montgomery is the
+caller's to say; functions here name it.
+
+Everything is vectorized with numpy (a loop over limbs, never over elements), except the
+Montgomery conversion, which runs mont.py's functions on all CPU cores.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+from functools import lru_cache
+
+from numba import njit, prange
+
+from numba_cuzk.field.mont import montgomery
+from numba_cuzk.field.params import FieldParams
+from numba_cuzk.field.target import local_u32
+
+_BYTEORDERS = ("little", "big")
+
+
+def to_limbs(values: Iterable[int] | np.ndarray, params: FieldParams, reduce: bool = False) -> np.ndarray:
+    """Python ints -> (limbs, n) uint32, canonical.
+
+    Raises ValueError naming the first index whose value is negative or >= p, unless
+    ``reduce`` (then values are taken mod p).
+    """
+    objs = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=object).ravel()
+    p = params.modulus
+    if reduce:
+        objs = objs % p
+    else:
+        bad = np.flatnonzero((objs < 0) | (objs >= p)) if objs.size else []
+        if len(bad):
+            raise ValueError(f"{params.name} value at index {bad[0]} is not in [0, p): {objs[bad[0]]}")
+    out = np.empty((params.limbs, objs.size), dtype=np.uint32)
+    for j in range(params.limbs):
+        out[j] = ((objs >> (32 * j)) & 0xFFFFFFFF).astype(np.uint64)
+    return out
+
+
+def from_limbs(limbs: np.ndarray, params: FieldParams) -> list[int]:
+    """(limbs, n) uint32 -> list of n Python ints (no reduction, no Montgomery conversion)."""
+    _check_layout(limbs, params)
+    acc = np.zeros(limbs.shape[1], dtype=object)
+    for j in range(params.limbs - 1, -1, -1):
+        acc = (acc << 32) | limbs[j].astype(object)
+    return acc.tolist()
+
+
+def first_noncanonical(limbs: np.ndarray, params: FieldParams) -> int:
+    """Index of the first element >= p in a (limbs, n) array, or -1 if all are canonical."""
+    less = np.zeros(limbs.shape[1], dtype=bool)
+    equal = np.ones(limbs.shape[1], dtype=bool)
+    for j in range(params.limbs - 1, -1, -1):  # lexicographic compare from the top limb
+        pj = np.uint32(params.modulus_limbs[j])
+        less |= equal & (limbs[j] < pj)
+        equal &= limbs[j] == pj
+    bad = np.flatnonzero(~less)
+    return int(bad[0]) if bad.size else -1
+
+
+def from_bytes(
+    data: bytes | np.ndarray, params: FieldParams, byteorder: str = "little", check: bool = True
+) -> np.ndarray:
+    """Packed elements of ``params.nbytes`` bytes each -> (limbs, n) uint32.
+
+    ``byteorder`` is the order within one element. With ``check`` (the default), an
+    element >= p raises ValueError naming its index and byte offset.
+    """
+    raw = _as_bytes(data)
+    width = params.nbytes
+    if byteorder not in _BYTEORDERS:
+        raise ValueError(f"byteorder must be 'little' or 'big', not {byteorder!r}")
+    if raw.size % width:
+        raise ValueError(f"{raw.size} bytes is not a whole number of {width}-byte {params.name} elements")
+    rows = raw.reshape(-1, width)
+    if byteorder == "big":
+        rows = rows[:, ::-1]
+    limbs = np.ascontiguousarray(rows).view("<u4").T.astype(np.uint32, order="C")
+    if check:
+        bad = first_noncanonical(limbs, params)
+        if bad >= 0:
+            raise ValueError(
+                f"{params.name} element {bad} (byte offset {bad * width}) is not canonical: it is >= p"
+            )
+    return limbs
+
+
+def to_bytes(limbs: np.ndarray, params: FieldParams, byteorder: str = "little") -> bytes:
+    """(limbs, n) uint32 -> n packed elements of ``params.nbytes`` bytes."""
+    _check_layout(limbs, params)
+    if byteorder not in _BYTEORDERS:
+        raise ValueError(f"byteorder must be 'little' or 'big', not {byteorder!r}")
+    rows = np.ascontiguousarray(limbs.T).astype("<u4").view(np.uint8).reshape(-1, params.nbytes)
+    if byteorder == "big":
+        rows = rows[:, ::-1]
+    return np.ascontiguousarray(rows).tobytes()
+
+
+def to_montgomery(limbs: np.ndarray, params: FieldParams) -> np.ndarray:
+    """Canonical (limbs, n) -> Montgomery form (x * R mod p), on all CPU cores."""
+    _check_layout(limbs, params)
+    out = np.empty_like(limbs)
+    _cpu_converters(params)[0](out, np.ascontiguousarray(limbs))
+    return out
+
+
+def from_montgomery(limbs: np.ndarray, params: FieldParams) -> np.ndarray:
+    """Montgomery (limbs, n) -> canonical form (x / R mod p), on all CPU cores."""
+    _check_layout(limbs, params)
+    out = np.empty_like(limbs)
+    _cpu_converters(params)[1](out, np.ascontiguousarray(limbs))
+    return out
+
+
+def _as_bytes(data: bytes | np.ndarray) -> np.ndarray:
+    if isinstance(data, np.ndarray):
+        return data.reshape(-1).view(np.uint8)
+    return np.frombuffer(data, dtype=np.uint8)
+
+
+def _check_layout(limbs: np.ndarray, params: FieldParams) -> None:
+    if limbs.dtype != np.uint32 or limbs.ndim != 2 or limbs.shape[0] != params.limbs:
+        raise ValueError(
+            f"{params.name} limbs must be uint32 of shape ({params.limbs}, n), got {limbs.dtype} {limbs.shape}"
+        )
+
+
+@lru_cache(maxsize=None)
+def _cpu_converters(params: FieldParams):
+    ops = montgomery(params)
+    n_limbs, load, store, to_mont, from_mont = ops.limbs, ops.load, ops.store, ops.to_mont, ops.from_mont
+
+    @njit(parallel=True)
+    def convert_to(out, x):
+        for i in prange(x.shape[1]):
+            a = local_u32(n_limbs)
+            load(a, x, i)
+            to_mont(a, a)
+            store(out, i, a)
+
+    @njit(parallel=True)
+    def convert_from(out, x):
+        for i in prange(x.shape[1]):
+            a = local_u32(n_limbs)
+            load(a, x, i)
+            from_mont(a, a)
+            store(out, i, a)
+
+    return convert_to, convert_from

@@ -1,0 +1,237 @@
+"""Element-wise field kernels the prover needs, on device arrays (GPU) or numpy (CPU).
+
+All arrays use codec.py's layout, (limbs, n) uint32, Montgomery form. Each operation is
+one per-element body (an ``@njit`` function of the index) run by a CUDA kernel (one
+thread per element) when the arrays are device arrays, or by a parallel CPU loop when
+they are numpy arrays: one source, both backends.
+
+- ``mul_sub(out, a, b, c)``: out = a*b - c (the prover's A*B - C on the coset)
+- ``scale(out, a, k)``: out = a * k for one constant k (limbs,)
+- ``mul_powers(out, a, g, offset=0)``: out[i] = a[i] * g^(offset+i) (coset shifts)
+- ``batch_inverse(out, a)``: out = 1/a with Montgomery's trick (1/0 = 0)
+- ``to_montgomery(out, a)``, ``from_montgomery(out, a)``
+
+Device-side wrappers launch on ``stream`` (default: the default stream) and return
+``out`` without synchronizing.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import cuda, njit, prange
+
+from numba_cuzk.field.codec import from_limbs, to_limbs
+from numba_cuzk.field.mont import device, montgomery
+from numba_cuzk.field.params import FR, FieldParams
+from numba_cuzk.field.target import is_device_array, local_u32
+
+THREADS_PER_BLOCK = 256
+INVERSE_CHUNK = 64  # elements per thread in batch_inverse: one Fermat inversion per 64
+
+
+def _launch(kernel, n: int, stream, *args) -> None:
+    if n:
+        blocks = (n + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+        kernel[blocks, THREADS_PER_BLOCK, stream or 0](*args)
+
+
+def _pair(body):
+    """(CUDA kernel, parallel CPU function) running ``body(i, *arrays)`` for i < n."""
+
+    @cuda.jit
+    def gpu(n, out, a, b, c):
+        i = cuda.grid(1)
+        if i < n:
+            body(i, out, a, b, c)
+
+    @njit(parallel=True)
+    def cpu(n, out, a, b, c):
+        for i in prange(n):
+            body(i, out, a, b, c)
+
+    return gpu, cpu
+
+
+@lru_cache(maxsize=None)
+def _bodies(params: FieldParams) -> dict:
+    ops = montgomery(params)
+    N, load, store = ops.limbs, ops.load, ops.store
+    mul, sub, to_mont, from_mont = ops.mul, ops.sub, ops.to_mont, ops.from_mont
+
+    @device
+    def mul_sub(i, out, a, b, c):
+        x = local_u32(N)
+        y = local_u32(N)
+        load(x, a, i)
+        load(y, b, i)
+        mul(x, x, y)
+        load(y, c, i)
+        sub(x, x, y)
+        store(out, i, x)
+
+    @device
+    def scale(i, out, a, k, unused):
+        x = local_u32(N)
+        y = local_u32(N)
+        load(x, a, i)
+        load(y, k, 0)
+        mul(x, x, y)
+        store(out, i, x)
+
+    @device
+    def mul_powers(i, out, a, low, high):
+        # g^i = low[i mod L] * high[i div L]: two products per element, tables of sqrt(n).
+        x = local_u32(N)
+        y = local_u32(N)
+        load(x, a, i)
+        load(y, low, i & (low.shape[1] - 1))
+        mul(x, x, y)
+        load(y, high, i // low.shape[1])
+        mul(x, x, y)
+        store(out, i, x)
+
+    @device
+    def convert_to(i, out, a, unused0, unused1):
+        x = local_u32(N)
+        load(x, a, i)
+        to_mont(x, x)
+        store(out, i, x)
+
+    @device
+    def convert_from(i, out, a, unused0, unused1):
+        x = local_u32(N)
+        load(x, a, i)
+        from_mont(x, x)
+        store(out, i, x)
+
+    return {name: _pair(body) for name, body in (
+        ("mul_sub", mul_sub), ("scale", scale), ("mul_powers", mul_powers),
+        ("to_montgomery", convert_to), ("from_montgomery", convert_from),
+    )} | {"batch_inverse": _pair(_inverse_body(params))}
+
+
+def _inverse_body(params: FieldParams):
+    ops = montgomery(params)
+    N, load, store, mul, inv, set_one, is_zero = (
+        ops.limbs, ops.load, ops.store, ops.mul, ops.inv, ops.set_one, ops.is_zero)
+
+    @device
+    def batch_inverse(t, out, a, unused0, unused1):
+        """Chunk t: out[i] = prefix product before i, one inversion, then walk back."""
+        n = a.shape[1]
+        start = t * INVERSE_CHUNK
+        stop = min(start + INVERSE_CHUNK, n)
+        acc = local_u32(N)
+        x = local_u32(N)
+        y = local_u32(N)
+        set_one(acc)
+        for i in range(start, stop):
+            load(x, a, i)
+            store(out, i, acc)
+            if not is_zero(x):
+                mul(acc, acc, x)
+        inv(acc, acc)
+        for i in range(stop - 1, start - 1, -1):
+            load(x, a, i)
+            if is_zero(x):
+                store(out, i, x)
+            else:
+                load(y, out, i)
+                mul(y, y, acc)
+                store(out, i, y)
+                mul(acc, acc, x)
+
+    return batch_inverse
+
+
+def _check(params: FieldParams, *arrays) -> int:
+    shape = tuple(arrays[0].shape)
+    n = shape[1] if len(shape) == 2 else -1
+    on_device = is_device_array(arrays[0])
+    for k, arr in enumerate(arrays):
+        if arr.dtype != np.uint32 or tuple(arr.shape) != (params.limbs, n):
+            raise ValueError(
+                f"argument {k}: expected uint32 array of shape ({params.limbs}, {n}), got {arr.dtype} {arr.shape}"
+            )
+        if is_device_array(arr) != on_device:
+            raise ValueError(f"argument {k}: mix of device and host arrays")
+        if not on_device and not arr.flags.c_contiguous:
+            raise ValueError(f"argument {k}: host arrays must be C-contiguous")
+    return n
+
+
+def _run(name: str, params: FieldParams, n_threads: int, stream, out, a, b=None, c=None):
+    gpu, cpu = _bodies(params)[name]
+    b = a if b is None else b
+    c = a if c is None else c
+    if is_device_array(out):
+        _launch(gpu, n_threads, stream, n_threads, out, a, b, c)
+    elif n_threads:
+        cpu(n_threads, out, a, b, c)
+    return out
+
+
+def _like(reference, array: np.ndarray, stream):
+    """``array`` on the same side (host or device) as ``reference``."""
+    return cuda.to_device(array, stream=stream or 0) if is_device_array(reference) else array
+
+
+def mul_sub(out, a, b, c, params: FieldParams = FR, stream=None):
+    """out = a*b - c element-wise; (limbs, n) Montgomery arrays, all host or all device."""
+    n = _check(params, out, a, b, c)
+    return _run("mul_sub", params, n, stream, out, a, b, c)
+
+
+def scale(out, a, k: int, params: FieldParams = FR, stream=None):
+    """out = a * k element-wise, k a canonical int (converted to Montgomery here)."""
+    n = _check(params, out, a)
+    k_mont = to_limbs([k * params.r % params.modulus], params)
+    return _run("scale", params, n, stream, out, a, _like(a, k_mont, stream))
+
+
+def powers_tables(g: int, n: int, params: FieldParams = FR) -> tuple[np.ndarray, np.ndarray]:
+    """Montgomery tables (low, high) with g^i = low[i mod L] * high[i div L], L = 2^ceil(log2(n)/2)."""
+    log_low = max(0, (max(n, 1) - 1).bit_length() + 1) // 2
+    size_low = 1 << log_low
+    size_high = max(1, -(-n // size_low))
+    p, r = params.modulus, params.r
+    step = pow(g, size_low, p)
+    low = [pow(g, i, p) * r % p for i in range(size_low)]
+    high = [pow(step, i, p) * r % p for i in range(size_high)]
+    return to_limbs(low, params), to_limbs(high, params)
+
+
+def mul_powers(out, a, g: int, offset: int = 0, params: FieldParams = FR, stream=None):
+    """out[i] = a[i] * g^(offset + i) element-wise; g a canonical int."""
+    n = _check(params, out, a)
+    low, high = powers_tables(g, n, params)
+    if offset:
+        shift = pow(g, offset, params.modulus)
+        high = to_limbs([x * shift % params.modulus for x in from_limbs(high, params)], params)
+    return _run("mul_powers", params, n, stream, out, a, _like(a, low, stream), _like(a, high, stream))
+
+
+def batch_inverse(out, a, params: FieldParams = FR, stream=None):
+    """out = 1/a element-wise (0 maps to 0), Montgomery's trick over chunks of 64.
+
+    ``out`` must not be ``a``: the backward pass re-reads a.
+    """
+    n = _check(params, out, a)
+    if out is a:
+        raise ValueError("batch_inverse: out must be a different array from a")
+    chunks = (n + INVERSE_CHUNK - 1) // INVERSE_CHUNK
+    return _run("batch_inverse", params, chunks, stream, out, a, a, a)
+
+
+def to_montgomery(out, a, params: FieldParams = FR, stream=None):
+    """out = a * R mod p element-wise (canonical -> Montgomery)."""
+    n = _check(params, out, a)
+    return _run("to_montgomery", params, n, stream, out, a)
+
+
+def from_montgomery(out, a, params: FieldParams = FR, stream=None):
+    """out = a / R mod p element-wise (Montgomery -> canonical)."""
+    n = _check(params, out, a)
+    return _run("from_montgomery", params, n, stream, out, a)

@@ -1,0 +1,296 @@
+"""Montgomery arithmetic on 32-bit limb arrays, one source for the CPU and CUDA targets.
+
+``montgomery(params)`` builds a ``FieldOps``: ``@njit`` functions that CPU code calls
+directly and CUDA kernels call as device functions (Numba recompiles them for the GPU,
+``forceinline`` so that limb arrays stay in registers). Every function takes uint32
+arrays of ``limbs`` entries (any stride), writes its result into ``out`` (which may alias
+an input) and expects and returns canonical Montgomery residues in [0, p).
+
+Style, from ../shared/guide/numba-cuda.md: uint32 limbs held in uint64 accumulators, so a
+32x32-bit product plus two 32-bit words never overflows; loops with constant trip counts
+(NVVM unrolls them: no local memory); unsigned constants only (a bare int literal would
+promote uint64 arithmetic to float64).
+
+``mul`` and ``sqr`` use the PTX carry chains of carry.py on CUDA and the portable CIOS
+loops below on the CPU and in the simulator; ``mul_cios``/``sqr_cios`` name the portable
+ones for benchmarks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+import numpy as np
+from numba import int64, njit, uint32, uint64
+from numba.core import extending as cpu_extending
+from numba.cuda import extending as cuda_extending
+
+from numba_cuzk.field import carry
+from numba_cuzk.field.carry import opaque
+from numba_cuzk.field.params import FQ, FR, FieldParams
+from numba_cuzk.field.target import local_u32
+
+_MASK = np.uint64(0xFFFFFFFF)
+_SHIFT = np.uint64(32)
+_SIGN = np.uint64(63)
+_ZERO = np.uint64(0)
+_ONE = np.uint64(1)
+
+device = njit(forceinline=True)  # CPU function, inlined where a CUDA kernel calls it
+
+
+@dataclass(frozen=True)
+class FieldOps:
+    """Device/CPU functions for one prime field; see the module docstring for conventions.
+
+    Signatures (a, b, out: uint32 arrays of ``limbs``; arr: uint32 array (limbs, n)):
+      load(out, arr, i), store(arr, i, a), copy(out, a), set_zero(out), set_one(out),
+      is_zero(a) -> bool, eq(a, b) -> bool, add/sub/mul(out, a, b), neg/dbl/sqr(out, a),
+      to_mont(out, a), from_mont(out, a), pow(out, a, e) with e canonical uint32 limbs,
+      inv(out, a) (Fermat; inv(0) = 0), select(out, cond, a, b) (cond ? a : b).
+    """
+
+    params: FieldParams
+    limbs: int
+    load: Callable
+    store: Callable
+    copy: Callable
+    set_zero: Callable
+    set_one: Callable
+    is_zero: Callable
+    eq: Callable
+    select: Callable
+    add: Callable
+    sub: Callable
+    neg: Callable
+    dbl: Callable
+    mul: Callable
+    sqr: Callable
+    mul_cios: Callable
+    sqr_cios: Callable
+    to_mont: Callable
+    from_mont: Callable
+    pow: Callable
+    inv: Callable
+
+
+def _limb_tuple(value: int, n: int) -> tuple:
+    return tuple(np.uint32((value >> (32 * j)) & 0xFFFFFFFF) for j in range(n))
+
+
+def _by_target(portable: Callable, cuda_impl: Callable | None, arity: int) -> Callable:
+    """A function that is ``cuda_impl`` inside CUDA kernels and ``portable`` elsewhere."""
+    if arity == 3:
+
+        def stub(out, a, b):
+            portable(out, a, b)
+
+        def typer(out, a, b):
+            return lambda out, a, b: portable(out, a, b)
+
+        def cuda_typer(out, a, b):
+            return lambda out, a, b: cuda_impl(out, a, b)
+
+    else:
+
+        def stub(out, a):
+            portable(out, a)
+
+        def typer(out, a):
+            return lambda out, a: portable(out, a)
+
+        def cuda_typer(out, a):
+            return lambda out, a: cuda_impl(out, a)
+
+    cpu_extending.overload(stub)(typer)
+    cuda_extending.overload(stub)(cuda_typer if cuda_impl is not None else typer)
+    return stub
+
+
+@lru_cache(maxsize=None)
+def montgomery(params: FieldParams) -> FieldOps:
+    """Build the FieldOps of ``params`` (cached: one set of functions per field)."""
+    N = params.limbs
+    N1 = N + 1
+    P = tuple(np.uint64(x) for x in params.modulus_limbs)
+    N0 = np.uint64(params.n0)
+    ONE_MONT = _limb_tuple(params.r, N)
+    R2 = _limb_tuple(params.r2, N)
+    P_MINUS_2 = np.array(_limb_tuple(params.modulus - 2, N), dtype=np.uint32)  # constant memory on CUDA
+    P_MINUS_2.flags.writeable = False
+
+    @device
+    def load(out, arr, i):
+        for j in range(N):
+            out[j] = arr[j, i]
+
+    @device
+    def store(arr, i, a):
+        for j in range(N):
+            arr[j, i] = a[j]
+
+    @device
+    def copy(out, a):
+        for j in range(N):
+            out[j] = a[j]
+
+    @device
+    def set_zero(out):
+        for j in range(N):
+            out[j] = uint32(0)
+
+    @device
+    def set_one(out):
+        for j in range(N):
+            out[j] = ONE_MONT[j]
+
+    @device
+    def is_zero(a):
+        acc = uint32(0)
+        for j in range(N):
+            acc |= a[j]
+        return acc == uint32(0)
+
+    @device
+    def eq(a, b):
+        acc = uint32(0)
+        for j in range(N):
+            acc |= a[j] ^ b[j]
+        return acc == uint32(0)
+
+    @device
+    def select(out, cond, a, b):
+        mask = uint32(0) - uint32(cond)  # all ones when cond
+        for j in range(N):
+            out[j] = (a[j] & mask) | (b[j] & ~mask)
+
+    @device
+    def _reduce_once(out, t):
+        """out = t - p if t >= p else t, for t < 2p held in N limbs."""
+        d = local_u32(N)
+        borrow = _ZERO
+        for j in range(N):
+            v = uint64(t[j]) - P[j] - borrow
+            d[j] = uint32(v & _MASK)
+            borrow = v >> _SIGN
+        keep = uint32(0) - uint32(borrow)  # all ones when t < p
+        for j in range(N):
+            out[j] = (t[j] & keep) | (d[j] & ~keep)
+
+    @device
+    def add(out, a, b):
+        # a + b < 2p < 2^(32N): both moduli have a spare top bit, so no carry leaves limb N-1.
+        t = local_u32(N)
+        c = _ZERO
+        for j in range(N):
+            v = uint64(a[j]) + uint64(b[j]) + c
+            t[j] = uint32(v & _MASK)
+            c = v >> _SHIFT
+        _reduce_once(out, t)
+
+    @device
+    def dbl(out, a):
+        add(out, a, a)
+
+    @device
+    def sub(out, a, b):
+        t = local_u32(N)
+        borrow = _ZERO
+        for j in range(N):
+            v = uint64(a[j]) - uint64(b[j]) - borrow
+            t[j] = uint32(v & _MASK)
+            borrow = v >> _SIGN
+        mask = _ZERO - borrow  # p where a < b, else 0
+        c = _ZERO
+        for j in range(N):
+            v = uint64(t[j]) + (P[j] & mask) + c
+            out[j] = uint32(v & _MASK)
+            c = v >> _SHIFT
+
+    @device
+    def neg(out, a):
+        nonzero = uint64(0) if is_zero(a) else _MASK  # -0 = 0, not p
+        borrow = _ZERO
+        for j in range(N):
+            v = (P[j] & nonzero) - uint64(a[j]) - borrow
+            out[j] = uint32(v & _MASK)
+            borrow = v >> _SIGN
+
+    @device
+    def mul_cios(out, a, b):
+        """Coarsely integrated operand scanning; t stays below 2p < 2^(32N) between rows,
+        so N + 1 words hold every intermediate sum."""
+        t = local_u32(N1)
+        for j in range(N1):
+            t[j] = uint32(0)
+        for i in range(N):
+            bi = uint64(b[i])
+            c = _ZERO
+            for j in range(N):
+                v = uint64(t[j]) + uint64(a[j]) * bi + c
+                t[j] = uint32(v & _MASK)
+                c = v >> _SHIFT
+            t[N] = uint32(c)
+            m = (uint64(t[0]) * N0) & _MASK
+            c = (uint64(t[0]) + m * P[0]) >> _SHIFT
+            for j in range(1, N):
+                v = uint64(t[j]) + m * P[j] + c
+                t[j - 1] = uint32(v & _MASK)
+                c = v >> _SHIFT
+            t[N - 1] = uint32((uint64(t[N]) + c) & _MASK)
+        _reduce_once(out, t)
+
+    @device
+    def sqr_cios(out, a):
+        mul_cios(out, a, a)
+
+    mul = _by_target(mul_cios, carry.mul_intrinsic(params), 3)
+    sqr = _by_target(sqr_cios, carry.sqr_intrinsic(params), 2)
+
+    @device
+    def to_mont(out, a):
+        r2 = local_u32(N)
+        for j in range(N):
+            r2[j] = R2[j]
+        mul(out, a, r2)
+
+    @device
+    def from_mont(out, a):
+        one = local_u32(N)
+        for j in range(N):
+            one[j] = uint32(0)
+        one[0] = uint32(1)
+        mul(out, a, one)
+
+    @device
+    def pow_(out, a, e):
+        """Left-to-right square and multiply over all 32*len(e) exponent bits (e uint32
+        limbs in global or constant memory: the loop indexes it at run time)."""
+        acc = local_u32(N)
+        base = local_u32(N)
+        copy(base, a)
+        set_one(acc)
+        n_bits = int64(opaque(uint32(32 * e.shape[0])))
+        for k in range(n_bits - 1, -1, -1):
+            bit = uint32(k)
+            sqr(acc, acc)
+            if (e[bit >> uint32(5)] >> (bit & uint32(31))) & uint32(1):
+                mul(acc, acc, base)
+        copy(out, acc)
+
+    @device
+    def inv(out, a):
+        pow_(out, a, P_MINUS_2)
+
+    return FieldOps(
+        params=params, limbs=N, load=load, store=store, copy=copy, set_zero=set_zero,
+        set_one=set_one, is_zero=is_zero, eq=eq, select=select, add=add, sub=sub, neg=neg,
+        dbl=dbl, mul=mul, sqr=sqr, mul_cios=mul_cios, sqr_cios=sqr_cios, to_mont=to_mont,
+        from_mont=from_mont, pow=pow_, inv=inv,
+    )
+
+
+fr_ops = montgomery(FR)
+fq_ops = montgomery(FQ)

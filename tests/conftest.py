@@ -1,0 +1,18 @@
+"""Test-wide setup: without a GPU, kernels run in Numba's CUDA simulator.
+
+NUMBA_ENABLE_CUDASIM must be set before numba.cuda is first imported, so this decides it
+from the presence of an NVIDIA device node rather than by asking Numba.
+"""
+
+import os
+import warnings
+
+if not os.path.exists("/dev/nvidia0") and "NUMBA_ENABLE_CUDASIM" not in os.environ:
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+
+warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
+
+import numba_cuzk  # noqa: E402,F401  (applies numba_cuzk/_compat.py first)
+from numba import config  # noqa: E402
+
+SIMULATOR = bool(config.ENABLE_CUDASIM)

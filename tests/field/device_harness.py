@@ -1,0 +1,189 @@
+"""Runs one field function per element in a CUDA kernel (the simulator in CI) and
+returns Python ints, so tests can compare any device function with the reference."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import cuda, uint32
+
+from numba_cuzk.field import codec
+from numba_cuzk.field.fq2 import FQ2_LIMBS, fq2_inv, fq2_mul, fq2_mul_by_nonresidue, fq2_sqr
+from numba_cuzk.field.mont import montgomery
+from numba_cuzk.field.params import FQ, FieldParams
+
+POISON = np.uint32(0xA5A5A5A5)
+BLOCK = 64
+
+
+def _launch(kernel, n, *args):
+    kernel[(n + BLOCK - 1) // BLOCK, BLOCK](n, *args)
+
+
+@lru_cache(maxsize=None)
+def _binary_kernel(params: FieldParams, name: str):
+    ops = montgomery(params)
+    N, load, store, f = ops.limbs, ops.load, ops.store, getattr(ops, name)
+
+    @cuda.jit
+    def kernel(n, out, out_aliased, a, b):
+        i = cuda.grid(1)
+        if i < n:
+            x = cuda.local.array(N, uint32)
+            y = cuda.local.array(N, uint32)
+            z = cuda.local.array(N, uint32)
+            load(x, a, i)
+            load(y, b, i)
+            f(z, x, y)
+            store(out, i, z)
+            f(x, x, y)  # out aliasing the first input
+            store(out_aliased, i, x)
+
+    return kernel
+
+
+@lru_cache(maxsize=None)
+def _unary_kernel(params: FieldParams, name: str):
+    ops = montgomery(params)
+    N, load, store, f = ops.limbs, ops.load, ops.store, getattr(ops, name)
+
+    @cuda.jit
+    def kernel(n, out, out_aliased, a):
+        i = cuda.grid(1)
+        if i < n:
+            x = cuda.local.array(N, uint32)
+            z = cuda.local.array(N, uint32)
+            load(x, a, i)
+            f(z, x)
+            store(out, i, z)
+            f(x, x)
+            store(out_aliased, i, x)
+
+    return kernel
+
+
+@lru_cache(maxsize=None)
+def _pow_kernel(params: FieldParams):
+    ops = montgomery(params)
+    N, load, store, pow_ = ops.limbs, ops.load, ops.store, ops.pow
+
+    @cuda.jit
+    def kernel(n, out, a, e):
+        i = cuda.grid(1)
+        if i < n:
+            x = cuda.local.array(N, uint32)
+            load(x, a, i)
+            pow_(x, x, e)
+            store(out, i, x)
+
+    return kernel
+
+
+@lru_cache(maxsize=None)
+def _predicate_kernel(params: FieldParams):
+    ops = montgomery(params)
+    N, load, eq, is_zero = ops.limbs, ops.load, ops.eq, ops.is_zero
+
+    @cuda.jit
+    def kernel(n, flags, a, b):
+        i = cuda.grid(1)
+        if i < n:
+            x = cuda.local.array(N, uint32)
+            y = cuda.local.array(N, uint32)
+            load(x, a, i)
+            load(y, b, i)
+            flags[0, i] = uint32(eq(x, y))
+            flags[1, i] = uint32(is_zero(x))
+
+    return kernel
+
+
+def _poisoned(shape) -> object:
+    return cuda.to_device(np.full(shape, POISON, dtype=np.uint32))
+
+
+def _upload(values: list[int], params: FieldParams, montgomery_form: bool):
+    limbs = codec.to_limbs(values, params)
+    return cuda.to_device(codec.to_montgomery(limbs, params) if montgomery_form else limbs)
+
+
+def _download(array, params: FieldParams, montgomery_form: bool) -> list[int]:
+    limbs = array.copy_to_host()
+    return codec.from_limbs(codec.from_montgomery(limbs, params) if montgomery_form else limbs, params)
+
+
+def apply(params: FieldParams, name: str, a: list[int], b: list[int] | None = None,
+          montgomery_in: bool = True, montgomery_out: bool = True) -> tuple[list[int], list[int]]:
+    """Results of ``name`` on canonical inputs: (out separate, out aliasing a)."""
+    n = len(a)
+    out, aliased = _poisoned((params.limbs, n)), _poisoned((params.limbs, n))
+    args = [_upload(a, params, montgomery_in)]
+    if b is not None:
+        args.append(_upload(b, params, montgomery_in))
+        _launch(_binary_kernel(params, name), n, out, aliased, *args)
+    else:
+        _launch(_unary_kernel(params, name), n, out, aliased, *args)
+    return _download(out, params, montgomery_out), _download(aliased, params, montgomery_out)
+
+
+def power(params: FieldParams, a: list[int], e: int) -> list[int]:
+    n = len(a)
+    out = _poisoned((params.limbs, n))
+    words = max(1, (e.bit_length() + 31) // 32)
+    exponent = np.array([(e >> (32 * j)) & 0xFFFFFFFF for j in range(words)], dtype=np.uint32)
+    _launch(_pow_kernel(params), n, out, _upload(a, params, True), cuda.to_device(exponent))
+    return _download(out, params, True)
+
+
+def predicates(params: FieldParams, a: list[int], b: list[int]) -> tuple[list[bool], list[bool]]:
+    """(a == b, a == 0) per element."""
+    n = len(a)
+    flags = _poisoned((2, n))
+    _launch(_predicate_kernel(params), n, flags, _upload(a, params, True), _upload(b, params, True))
+    host = flags.copy_to_host()
+    return [bool(x) for x in host[0]], [bool(x) for x in host[1]]
+
+
+_FQ2_FUNCTIONS = {"mul": fq2_mul, "sqr": fq2_sqr, "inv": fq2_inv, "mul_by_nonresidue": fq2_mul_by_nonresidue}
+
+
+@lru_cache(maxsize=None)
+def _fq2_kernel(name: str):
+    f = _FQ2_FUNCTIONS[name]
+    binary = name == "mul"
+
+    @cuda.jit
+    def kernel(n, out, a, b):
+        i = cuda.grid(1)
+        if i < n:
+            x = cuda.local.array(FQ2_LIMBS, uint32)
+            y = cuda.local.array(FQ2_LIMBS, uint32)
+            for j in range(FQ2_LIMBS):
+                x[j] = a[j, i]
+                y[j] = b[j, i]
+            if binary:
+                f(x, x, y)
+            else:
+                f(x, x)
+            for j in range(FQ2_LIMBS):
+                out[j, i] = x[j]
+
+    return kernel
+
+
+def fq2_apply(name: str, a: list[tuple], b: list[tuple]) -> list[tuple]:
+    """Fq2 function ``name`` on pairs (c0, c1) of canonical ints, out aliasing a."""
+    n = len(a)
+
+    def upload(pairs):
+        limbs = codec.to_montgomery(codec.to_limbs([c for pair in pairs for c in pair], FQ), FQ)
+        # (12, 2n) with element k's c0, c1 at columns 2k, 2k+1 -> (24, n): c0 limbs, then c1
+        return cuda.to_device(np.ascontiguousarray(np.concatenate([limbs[:, 0::2], limbs[:, 1::2]])))
+
+    out = _poisoned((FQ2_LIMBS, n))
+    _launch(_fq2_kernel(name), n, out, upload(a), upload(b))
+    host = out.copy_to_host()
+    c0 = codec.from_limbs(codec.from_montgomery(np.ascontiguousarray(host[:12]), FQ), FQ)
+    c1 = codec.from_limbs(codec.from_montgomery(np.ascontiguousarray(host[12:]), FQ), FQ)
+    return list(zip(c0, c1))
