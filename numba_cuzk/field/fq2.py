@@ -8,6 +8,11 @@ as mont.py: ``out`` may alias an input.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
+from numba import uint32
+
 from numba_cuzk.field.mont import device, fq_ops
 from numba_cuzk.field.target import local_u32
 
@@ -15,6 +20,7 @@ _N = fq_ops.limbs
 FQ2_LIMBS = 2 * _N
 _add, _sub, _mul, _sqr, _neg, _inv, _dbl = fq_ops.add, fq_ops.sub, fq_ops.mul, fq_ops.sqr, fq_ops.neg, fq_ops.inv, fq_ops.dbl
 _copy, _set_zero, _set_one, _is_zero = fq_ops.copy, fq_ops.set_zero, fq_ops.set_one, fq_ops.is_zero
+_select = fq_ops.select
 
 
 @device
@@ -28,6 +34,38 @@ def fq2_load(out, arr, i):
 def fq2_store(arr, i, a):
     for j in range(FQ2_LIMBS):
         arr[j, i] = a[j]
+
+
+@device
+def fq2_copy(out, a):
+    for j in range(FQ2_LIMBS):
+        out[j] = a[j]
+
+
+@device
+def fq2_set_zero(out):
+    _set_zero(out[:_N])
+    _set_zero(out[_N:])
+
+
+@device
+def fq2_set_one(out):
+    _set_one(out[:_N])
+    _set_zero(out[_N:])
+
+
+@device
+def fq2_eq(a, b):
+    acc = a[0] ^ b[0]
+    for j in range(1, FQ2_LIMBS):
+        acc |= a[j] ^ b[j]
+    return acc == uint32(0)
+
+
+@device
+def fq2_select(out, cond, a, b):
+    _select(out[:_N], cond, a[:_N], b[:_N])
+    _select(out[_N:], cond, a[_N:], b[_N:])
 
 
 @device
@@ -116,3 +154,36 @@ def fq2_inv(out, a):
 @device
 def fq2_is_zero(a):
     return _is_zero(a[:_N]) and _is_zero(a[_N:])
+
+
+@dataclass(frozen=True)
+class ExtensionOps:
+    """Fq2's functions under the names mont.FieldOps uses, so curve code can be written
+    once over ``ops`` for G1 (Fq, 12 limbs) and G2 (Fq2, 24 limbs)."""
+
+    limbs: int
+    load: Callable
+    store: Callable
+    copy: Callable
+    set_zero: Callable
+    set_one: Callable
+    is_zero: Callable
+    eq: Callable
+    select: Callable
+    add: Callable
+    sub: Callable
+    neg: Callable
+    dbl: Callable
+    mul: Callable
+    sqr: Callable
+    inv: Callable
+    conj: Callable
+    mul_by_nonresidue: Callable
+
+
+fq2_ops = ExtensionOps(
+    limbs=FQ2_LIMBS, load=fq2_load, store=fq2_store, copy=fq2_copy, set_zero=fq2_set_zero,
+    set_one=fq2_set_one, is_zero=fq2_is_zero, eq=fq2_eq, select=fq2_select, add=fq2_add,
+    sub=fq2_sub, neg=fq2_neg, dbl=fq2_dbl, mul=fq2_mul, sqr=fq2_sqr, inv=fq2_inv,
+    conj=fq2_conj, mul_by_nonresidue=fq2_mul_by_nonresidue,
+)

@@ -9,7 +9,7 @@ import numpy as np
 from numba import cuda, uint32
 
 from numba_cuzk.field import codec
-from numba_cuzk.field.fq2 import FQ2_LIMBS, fq2_inv, fq2_mul, fq2_mul_by_nonresidue, fq2_sqr
+from numba_cuzk.field.fq2 import FQ2_LIMBS, fq2_ops
 from numba_cuzk.field.mont import montgomery
 from numba_cuzk.field.params import FQ, FieldParams
 
@@ -145,13 +145,13 @@ def predicates(params: FieldParams, a: list[int], b: list[int]) -> tuple[list[bo
     return [bool(x) for x in host[0]], [bool(x) for x in host[1]]
 
 
-_FQ2_FUNCTIONS = {"mul": fq2_mul, "sqr": fq2_sqr, "inv": fq2_inv, "mul_by_nonresidue": fq2_mul_by_nonresidue}
+FQ2_BINARY = ("mul", "add", "sub")
 
 
 @lru_cache(maxsize=None)
 def _fq2_kernel(name: str):
-    f = _FQ2_FUNCTIONS[name]
-    binary = name == "mul"
+    f = getattr(fq2_ops, name)
+    binary = name in FQ2_BINARY
 
     @cuda.jit
     def kernel(n, out, a, b):

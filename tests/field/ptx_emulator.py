@@ -37,7 +37,8 @@ def run(ops, inputs: dict) -> dict:
         elif base == "neg":
             result, carry = (-srcs[0]) & MASK, None
         elif base == "setp":
-            result, carry = int(srcs[0] != srcs[1]), None
+            compare = {"eq": srcs[0] == srcs[1], "ne": srcs[0] != srcs[1]}[parts[1]]
+            result, carry = int(compare), None
         elif base == "selp":
             result, carry = (srcs[0] if srcs[2] else srcs[1]), None
         else:

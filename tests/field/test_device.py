@@ -135,3 +135,7 @@ def test_fq2_functions(a, b):
     assert dev.fq2_apply("sqr", a, b) == [fq2.square(x) for x in a]
     assert dev.fq2_apply("mul_by_nonresidue", a, b) == [fq2.mul(x, (1, 1)) for x in a]
     assert dev.fq2_apply("inv", a, b) == [fq2.inverse(x) if x != (0, 0) else (0, 0) for x in a]
+    assert dev.fq2_apply("add", a, b) == [fq2.add(x, y) for x, y in zip(a, b)]
+    assert dev.fq2_apply("sub", a, b) == [fq2.sub(x, y) for x, y in zip(a, b)]
+    assert dev.fq2_apply("neg", a, b) == [fq2.neg(x) for x in a]
+    assert dev.fq2_apply("conj", a, b) == [fq2.conjugate(x) for x in a]
