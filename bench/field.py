@@ -120,8 +120,8 @@ def run_variant(name: str, variant: str, params, threads: int, chain: int, block
         "gops": threads * chain / (ms * 1e-3) / 1e9,
         "ms": ms,
         "spread": (min(times), max(times)),
-        "regs": kernel.get_regs_per_thread(),
-        "local_bytes": kernel.get_local_mem_per_thread(),
+        "regs": kernel.regs_per_thread,
+        "local_bytes": kernel.local_mem_per_thread,
         "cpu_gops": threads * chain / cpu_seconds / 1e9,
     }
 
