@@ -90,7 +90,16 @@ def _inputs(n_limbs: int, threads: int, params, rng) -> tuple[np.ndarray, np.nda
 def run_variant(name: str, variant: str, params, threads: int, chain: int, block: int, rng, cpu_ref: dict):
     gpu, cpu = _kernels(name, variant, params)
     n_limbs = _function(name, variant, params)[1]
-    a, b = _inputs(n_limbs, threads, params, rng)
+    key = (name, n_limbs, threads, chain)
+    if key not in cpu_ref:  # inputs and the CPU backend's answer, shared by all variants
+        a, b = _inputs(n_limbs, threads, params, rng)
+        expect = a.copy()
+        cpu(expect, b, chain)  # compile on a copy
+        expect = a.copy()
+        t0 = time.perf_counter()
+        cpu(expect, b, chain)
+        cpu_ref[key] = (a, b, expect, time.perf_counter() - t0)
+    a, b, expect, cpu_seconds = cpu_ref[key]
     d_a, d_b = cuda.to_device(a), cuda.to_device(b)
     grid = (threads + block - 1) // block
 
@@ -100,15 +109,6 @@ def run_variant(name: str, variant: str, params, threads: int, chain: int, block
     launch()  # compile, then check one chain against the CPU backend
     cuda.synchronize()
     gpu_result = d_a.copy_to_host()
-    key = (name, n_limbs)
-    if key not in cpu_ref:
-        expect = a.copy()
-        cpu(expect, b, chain)  # compile on a copy
-        expect = a.copy()
-        t0 = time.perf_counter()
-        cpu(expect, b, chain)
-        cpu_ref[key] = (expect, time.perf_counter() - t0)
-    expect, cpu_seconds = cpu_ref[key]
     if not np.array_equal(gpu_result, expect):
         bad = int(np.flatnonzero((gpu_result != expect).any(axis=0))[0])
         raise AssertionError(f"{name}/{variant}: GPU result differs from the CPU backend at thread {bad}")
