@@ -1,0 +1,104 @@
+"""Which backend the kernels run on: a real GPU, the CUDA simulator, or the CPU.
+
+Nothing here raises: a missing driver, a missing toolkit or a simulated GPU all read as
+"no GPU", so callers can branch on ``cuda_available()`` without a try block.
+"""
+
+from __future__ import annotations
+
+import numba_cuzk  # noqa: F401  (runs numba_cuzk._compat before numba.cuda is imported)
+
+from numba import config, cuda
+
+
+def simulator_enabled() -> bool:
+    """True when NUMBA_ENABLE_CUDASIM=1: kernels run as Python threads on the CPU."""
+    return bool(config.ENABLE_CUDASIM)
+
+
+def cuda_available() -> bool:
+    """True if Numba sees a real GPU (driver and NVVM load); False in the simulator."""
+    if simulator_enabled():
+        return False
+    try:
+        return bool(cuda.is_available())
+    except Exception:  # a broken driver or toolkit install means "no GPU" here
+        return False
+
+
+def backend_name() -> str:
+    """'cuda', 'cuda-simulator' or 'cpu': where device-array kernels will run."""
+    if simulator_enabled():
+        return "cuda-simulator"
+    return "cuda" if cuda_available() else "cpu"
+
+
+def describe_devices() -> list[dict]:
+    """One dict per real GPU: id, name, compute_capability "M.m", total_memory_bytes.
+
+    Reads device attributes through the driver only; no CUDA context is created.
+    """
+    if not cuda_available():
+        return []
+    from numba.cuda.cudadrv.driver import driver
+
+    devices = []
+    try:
+        for dev_id in range(driver.get_device_count()):
+            dev = driver.get_device(dev_id)
+            name = dev.name.decode() if isinstance(dev.name, bytes) else str(dev.name)
+            major, minor = dev.compute_capability
+            devices.append({
+                "id": dev_id,
+                "name": name,
+                "compute_capability": f"{major}.{minor}",
+                "total_memory_bytes": _total_memory_bytes(driver, dev_id),
+            })
+    except Exception:
+        return devices
+    return devices
+
+
+def _total_memory_bytes(driver, dev_id: int) -> int | None:
+    try:
+        value = driver.cuDeviceTotalMem(dev_id)
+    except Exception:
+        return None
+    value = value[-1] if isinstance(value, tuple) else value  # raw bindings: (err, bytes)
+    return int(value)
+
+
+def describe_toolchain() -> dict:
+    """CUDA versions Numba will use, each "M.m" or 'n/a' where it cannot be read.
+
+    ``runtime`` and ``nvvm`` load the toolkit's libraries (no GPU needed; the simulator
+    has neither); ``driver`` needs a driver; ``toolkit_wheel`` is the installed
+    cuda-toolkit distribution, the pin that decides which PTX ISA NVVM emits.
+    """
+    from importlib import metadata
+
+    def dotted(read) -> str:
+        try:
+            version = tuple(read())
+        except Exception:
+            return "n/a"
+        return ".".join(map(str, version)) if version and min(version) >= 0 else "n/a"
+
+    def wheel(dist: str) -> str:
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return "n/a"
+
+    info = {"runtime": "n/a", "nvvm": "n/a", "driver": "n/a", "toolkit_wheel": wheel("cuda-toolkit")}
+    if simulator_enabled():
+        return info
+    from numba.cuda.cudadrv import nvvm, runtime
+
+    info["runtime"] = dotted(runtime.runtime.get_version)
+    info["nvvm"] = dotted(lambda: nvvm.NVVM().get_version())
+    if cuda_available():
+        from numba.cuda.cudadrv.driver import driver
+
+        info["driver"] = dotted(driver.get_version)
+    return info

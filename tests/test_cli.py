@@ -1,0 +1,66 @@
+"""The command line: ``info --json`` reports what it promises; ``selfcheck`` passes on the CPU."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from numba_cuzk import backend
+from numba_cuzk.cli import app
+
+runner = CliRunner()
+
+
+def test_info_json_keys():
+    result = runner.invoke(app, ["info", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert {"numba_cuzk", "python", "numba", "numba_cuda", "numpy", "llvmlite", "cuda", "gpus", "backend"} <= set(report)
+    assert set(report["cuda"]) == {"runtime", "nvvm", "driver", "toolkit_wheel"}
+    assert report["backend"] == backend.backend_name() in {"cuda", "cuda-simulator", "cpu"}
+    for gpu in report["gpus"]:
+        assert {"id", "name", "compute_capability", "total_memory_bytes"} <= set(gpu)
+
+
+def test_info_table():
+    result = runner.invoke(app, ["info"])
+    assert result.exit_code == 0, result.output
+    assert "backend" in result.stdout and "numba-cuda" in result.stdout
+
+
+def test_selfcheck_passes_on_cpu():
+    # A few random elements keep it quick; the edge values 0, 1, p-1 are always checked.
+    result = runner.invoke(app, ["selfcheck", "--count", "20"])
+    assert result.exit_code == 0, result.output
+    assert "FAIL" not in result.stdout and "passed" in result.stdout
+
+
+def test_selfcheck_reports_failures(monkeypatch):
+    from numba_cuzk.field import kernels
+
+    def wrong_mul_sub(out, a, b, c, params, stream=None):
+        out[:] = a  # a, not a*b - c
+
+    def broken_batch_inverse(out, a, params, stream=None):
+        raise RuntimeError("kernel launch failed")
+
+    monkeypatch.setattr(kernels, "mul_sub", wrong_mul_sub)
+    monkeypatch.setattr(kernels, "batch_inverse", broken_batch_inverse)
+    result = runner.invoke(app, ["selfcheck", "--count", "0"])
+    assert result.exit_code == 1, result.output
+    assert "passed" not in result.stdout and "kernel launch failed" in result.stdout
+
+
+def test_usage_error_is_one_line():
+    # Through the real entry point: CliRunner bypasses the app's own error printing.
+    proc = subprocess.run(
+        [sys.executable, "-m", "numba_cuzk.cli", "selfcheck", "--count", "-1"],
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[1],
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("error: ")
+    assert "Traceback" not in proc.stderr

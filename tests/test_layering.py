@@ -1,0 +1,123 @@
+"""Imports go one way: field <- curve <- msm, field <- ntt, all <- groth16 <- engine.
+
+``timeline`` only reads the engine's events: it imports neither numba.cuda nor any compute
+package, so timelines can be drawn on a machine without CUDA. Only cli.py imports
+everything. Read with ``ast`` (nothing is imported); packages not written yet are skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "numba_cuzk"
+
+# package -> the packages it may import (besides itself)
+ALLOWED = {
+    "field": set(),
+    "curve": {"field"},
+    "ntt": {"field"},
+    "msm": {"field", "curve"},
+    "groth16": {"field", "curve", "ntt", "msm"},
+    "engine": {"field", "curve", "ntt", "msm", "groth16"},
+    "timeline": set(),
+}
+LAYERS = set(ALLOWED)
+BASE = {"__init__", "_compat", "backend"}  # top-level modules below every layer
+NEEDS_CUDA = (LAYERS - {"timeline"}) | {"backend"}  # what timeline must not import
+CUDA_MODULE = "numba.cuda"
+
+
+def imported_modules(source: str, module: str) -> set[str]:
+    """Absolute names imported by ``source``, the text of dotted module ``module``.
+
+    ``from a import b`` yields both ``a`` and ``a.b`` (b may be a submodule); relative
+    imports are resolved against ``module``'s package.
+    """
+    package = module.split(".")[:-1]
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                prefix = ".".join(base + ([node.module] if node.module else []))
+            else:
+                prefix = node.module
+            names.add(prefix)
+            names.update(f"{prefix}.{alias.name}" for alias in node.names)
+    return names
+
+
+def violations(module: str, imports: set[str]) -> list[str]:
+    """Why ``module`` (e.g. "numba_cuzk.curve.jacobian") breaks the layering, if it does."""
+    own = module.split(".")[1]
+    if own == "cli":
+        return []
+    problems = []
+    for name in sorted(imports):
+        target = name.split(".")
+        if own == "timeline" and (name == CUDA_MODULE or name.startswith(CUDA_MODULE + ".")):
+            problems.append(f"{module} imports {name}: timeline must run without CUDA")
+        if target[0] != "numba_cuzk" or len(target) == 1 or target[1] == own:
+            continue  # third party, the package root (it runs _compat only), or its own package
+        other = target[1]
+        if other == "cli":
+            problems.append(f"{module} imports {name}: only the CLI imports the CLI")
+        elif own in BASE and other in LAYERS:
+            problems.append(f"{module} imports {name}: {own} sits below every package")
+        elif own == "timeline" and other in NEEDS_CUDA:
+            problems.append(f"{module} imports {name}: timeline reads events, imports no compute code")
+        elif own in LAYERS and other in LAYERS and other not in ALLOWED[own]:
+            problems.append(f"{module} imports {name}: {own} may import only {sorted(ALLOWED[own]) or 'itself'}")
+    return problems
+
+
+def package_modules() -> list[tuple[str, Path]]:
+    modules = []
+    for path in sorted(PACKAGE_ROOT.rglob("*.py")):
+        # "numba_cuzk.field.__init__" keeps relative imports resolving inside the package
+        modules.append((".".join(path.relative_to(PACKAGE_ROOT.parent).with_suffix("").parts), path))
+    return modules
+
+
+def test_package_is_scanned():
+    names = {module for module, _ in package_modules()}
+    assert "numba_cuzk.cli" in names and any(m.startswith("numba_cuzk.field.") for m in names)
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS | BASE))
+def test_imports_follow_layers(package):
+    modules = [(m, p) for m, p in package_modules() if m.split(".")[1] == package]
+    if not modules:
+        pytest.skip(f"numba_cuzk.{package} does not exist yet")
+    problems = [v for m, p in modules for v in violations(m, imported_modules(p.read_text(), m))]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "bad"),
+    [
+        ("numba_cuzk.field.mont", "from numba_cuzk.curve import g1", True),
+        ("numba_cuzk.field.mont", "from ..curve import g1", True),
+        ("numba_cuzk.field.mont", "from .params import FR\nimport numba_cuzk", False),
+        ("numba_cuzk.msm.pippenger", "from numba_cuzk.curve.g1 import add\nfrom ..field import mont", False),
+        ("numba_cuzk.msm.pippenger", "from numba_cuzk import ntt", True),
+        ("numba_cuzk.engine.worker", "from numba_cuzk.groth16 import prover", False),
+        ("numba_cuzk.engine.worker", "import numba_cuzk.timeline.events", True),
+        ("numba_cuzk.timeline.render", "from numba import cuda", True),
+        ("numba_cuzk.timeline.render", "import numba.cuda.cudadrv", True),
+        ("numba_cuzk.timeline.render", "from numba_cuzk import backend", True),
+        ("numba_cuzk.timeline.render", "import json\nfrom .events import Event", False),
+        ("numba_cuzk.backend", "from numba_cuzk.field import kernels", True),
+        ("numba_cuzk.__init__", "from numba_cuzk import _compat", False),
+        ("numba_cuzk.__init__", "from . import engine", True),
+        ("numba_cuzk.groth16.prover", "from numba_cuzk.cli import app", True),
+        ("numba_cuzk.cli", "from numba_cuzk.engine import run\nfrom numba import cuda", False),
+    ],
+)
+def test_checker_catches_violations(module, source, bad):
+    assert bool(violations(module, imported_modules(source, module))) == bad
