@@ -131,6 +131,7 @@ def main() -> None:
     parser.add_argument("--threads-log", type=int, default=22)
     parser.add_argument("--chain", type=int, default=64)
     parser.add_argument("--block", type=int, default=256)
+    parser.add_argument("--sweep-blocks", type=int, nargs="*", default=[], help="extra block sizes to time")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     threads, chain = 1 << args.threads_log, args.chain
@@ -150,7 +151,7 @@ def main() -> None:
                                          {"threads": threads, "chain": chain, "runs": 1}))
         print(f"{rec_name:16s} {r['gops']:8.2f} G/s  {r['ms']:8.3f} ms  regs {r['regs']}  local {r['local_bytes']}  "
               f"cpu {r['cpu_gops']:.3f} G/s", flush=True)
-    for block in (128, 512):  # launch shape sensitivity of the main variants
+    for block in args.sweep_blocks:  # launch shape sensitivity of the main variants
         for name, params in (("fr_mul", FR), ("fq_mul", FQ)):
             r = run_variant(name, "ptx", params, threads, chain, block, rng, cpu_ref)
             print(f"{name} block {block}: {r['gops']:.2f} G/s", flush=True)

@@ -15,13 +15,18 @@ intrinsics for the CUDA target only and uses its portable loops elsewhere.
 Algorithms (N limbs of 32 bits, w = 2^32, R = w^N, both moduli have a spare top bit so
 2p < R; inputs and outputs canonical, in [0, p)):
 
-- mul, CIOS with four chains per limb b_i of b: t += lo(a*b_i); t += hi(a*b_i) << 32;
-  m = t_0 * n0; t += lo(m*p); t = (t + hi(m*p) << 32) >> 32 with the shift done by
-  register renaming. t < 2p between iterations, so the extra word t_N is always zero
-  there and only lives inside an iteration. Cost: 4N^2 multiply-adds + 2N + N adds.
+- Every chain adds whole products: lo and hi of one 32x32 product sit next to each other
+  (``mad.lo.cc`` then ``madc.hi.cc`` into adjacent words), so ptxas emits one
+  ``IMAD.WIDE.U32.X`` per product on sm_90. A first version chained all lo halves, then
+  all hi halves; ptxas split each of those into IMAD + IADD3.X, twice the instructions
+  (bench/results/field-2026-11-29.json, variant notes in bench/NOTES.md).
+  A product x*b lands as two chains: x's even limbs, then its odd limbs.
+- mul, CIOS: per limb b_i of b, t += a*b_i; m = t_0 * n0 mod w; t = (t + m*p) / w, the
+  shift done by renaming words. t < 2p between steps, so the extra word t_N only lives
+  inside a step, and no chain carries past it. Cost: 2N^2 wide multiply-adds + ~2N.
 - sqr, product then reduce: off-diagonal products a_j*a_k (j < k) once, doubled by a
   shift chain, plus the diagonal; then N reduction steps on the low half, and the high
-  half added at the end ((lo + M*p)/R + hi). Cost: ~3N^2 + 6N multiply-adds and adds.
+  half added at the end ((lo + M*p)/R + hi < 2p). Cost: ~1.5N^2 wide multiply-adds.
 - both end with one conditional subtraction of p (sub chain, borrow, select).
 """
 
@@ -48,6 +53,9 @@ class Op:
         return f"{self.opcode} {', '.join((self.dst, *self.srcs))};"
 
 
+MASK = 0xFFFFFFFF
+
+
 class _Chain:
     """Emits one carry chain: the first op sets CF, the rest consume and set it."""
 
@@ -55,25 +63,23 @@ class _Chain:
         self.program = program
         self.started = False
 
-    def mad(self, half: str, dst: str, x: str, y: str, acc: str) -> None:
-        opcode = f"madc.{half}.cc.u32" if self.started else f"mad.{half}.cc.u32"
-        self.program.emit(opcode, dst, x, y, acc)
+    def op(self, base: str, dst: str, *srcs: str) -> None:
+        """``base`` is mad.lo, mad.hi or add; the chain picks the carry-in/out form."""
+        kind, _, half = base.partition(".")
+        opcode = f"{kind}c" if self.started else kind
+        self.program.emit(f"{opcode}{'.' + half if half else ''}.cc.u32", dst, *srcs)
         self.started = True
 
-    def add(self, dst: str, x: str, y: str, last: bool = False) -> None:
-        if self.started:
-            opcode = "addc.u32" if last else "addc.cc.u32"
-        else:
-            opcode = "add.u32" if last else "add.cc.u32"
-        self.program.emit(opcode, dst, x, y)
-        self.started = True
+    def close(self) -> None:
+        """Drop the carry-out of the last op (the caller proved it is zero)."""
+        last = self.program.ops[-1]
+        self.program.ops[-1] = Op(last.opcode.replace(".cc", ""), last.dst, last.srcs)
 
 
 class _Program:
-    """Register allocation and op list for one asm block."""
+    """Op list and temporaries of one asm block."""
 
-    def __init__(self, n: int) -> None:
-        self.n = n
+    def __init__(self) -> None:
         self.ops: list[Op] = []
         self.temps = 0
 
@@ -84,121 +90,141 @@ class _Program:
     def emit(self, opcode: str, dst: str, *srcs: str) -> None:
         self.ops.append(Op(opcode, dst, tuple(srcs)))
 
-    def chain(self) -> _Chain:
-        return _Chain(self)
 
-    def reduce_step(self, t: list, m_src: str, params: FieldParams) -> list:
-        """t (N+1 words, t[N] may be None = 0) += m*p, then shift right one word.
+class _Accumulator:
+    """A multiword sum built by carry chains: words[k] is a register or None (zero),
+    bounds[k] an upper bound on its value, used to stop carry propagation early."""
 
-        Returns the new t (N words; the word above is zero, see module docstring).
+    def __init__(self, program: _Program, size: int) -> None:
+        self.program = program
+        self.words: list = [None] * size
+        self.bounds = [0] * size
+
+    def add_products(self, pos: int, pairs: list, fits: bool = False) -> None:
+        """Add x*y * w^(pos + 2k) for the k-th (x, y) pair, in one chain.
+
+        lo and hi of each product are adjacent in the chain, which lets ptxas fuse them
+        into one wide multiply-add with carry (IMAD.WIDE.U32.X on sm_90) instead of a
+        multiply plus a carry add per half. The chain's carry then enters the next word;
+        ``fits`` says the caller proved it stops there (the whole sum fits the words).
         """
-        n, p = self.n, params.modulus_limbs
-        m = self.temp()
-        if params.n0 == 0xFFFFFFFF:  # Fr: -t0 * p^-1 = -t0 (p = 1 mod 2^32)
-            self.emit("neg.s32", m, m_src)
-        else:
-            self.emit("mul.lo.u32", m, m_src, str(params.n0))
-        lo = self.chain()
-        for j in range(n):
-            lo.mad("lo", t[j], m, str(p[j]), t[j])
-        if t[n] is None:
-            t[n] = self.temp()
-            lo.add(t[n], ZERO, ZERO, last=True)
-        else:
-            lo.add(t[n], t[n], ZERO, last=True)
-        hi = self.chain()
-        shifted = [self.temp() for _ in range(n)]
-        for j in range(n):
-            hi.mad("hi", shifted[j], m, str(p[j]), t[j + 1])
-        self.ops[-1] = Op("madc.hi.u32", shifted[n - 1], self.ops[-1].srcs)
-        return shifted
+        chain = _Chain(self.program)
+        for x, y in pairs:
+            for half in ("lo", "hi"):
+                acc = self.words[pos] if self.words[pos] is not None else ZERO
+                if self.words[pos] is None:
+                    self.words[pos] = self.program.temp()
+                chain.op(f"mad.{half}", self.words[pos], x, y, acc)
+                self.bounds[pos] = MASK
+                pos += 1
+        self._carry(chain, pos, fits)
 
-    def final_subtract(self, t: list, out: list, params: FieldParams) -> None:
-        """out = t - p if t >= p else t (t < 2p)."""
-        diff = [self.temp() for _ in range(self.n)]
-        for j in range(self.n):
-            self.emit("subc.cc.u32" if j else "sub.cc.u32", diff[j], t[j], str(params.modulus_limbs[j]))
-        borrow = self.temp()
-        self.emit("subc.u32", borrow, ZERO, ZERO)
-        self.emit("setp.ne.u32", "%keep", borrow, ZERO)
-        for j in range(self.n):
-            self.emit("selp.b32", out[j], t[j], diff[j], "%keep")
+    def add_words(self, pos: int, sources: list, fits: bool = False) -> None:
+        """Add the registers ``sources`` at consecutive words from ``pos``, in one chain."""
+        chain = _Chain(self.program)
+        for src in sources:
+            acc = self.words[pos] if self.words[pos] is not None else ZERO
+            if self.words[pos] is None:
+                self.words[pos] = self.program.temp()
+            chain.op("add", self.words[pos], acc, src)
+            self.bounds[pos] = MASK
+            pos += 1
+        self._carry(chain, pos, fits)
+
+    def _carry(self, chain: _Chain, pos: int, fits: bool) -> None:
+        while pos < len(self.words):
+            if self.words[pos] is None:
+                self.words[pos] = self.program.temp()
+                chain.op("add", self.words[pos], ZERO, ZERO)
+                self.bounds[pos] = 1
+                break
+            chain.op("add", self.words[pos], self.words[pos], ZERO)
+            if fits or self.bounds[pos] < MASK:
+                self.bounds[pos] = min(MASK, self.bounds[pos] + 1)
+                break
+            pos += 1
+        chain.close()
+
+
+def _even_odd_products(x_limbs: list, y: str) -> tuple[list, list]:
+    """x*y as two chains of (x_j, y) pairs: even j (lands at words 0, 1, 2, ...) and odd j
+    (lands at words 1, 2, 3, ...)."""
+    pairs = [(x, y) for x in x_limbs]
+    return pairs[0::2], pairs[1::2]
+
+
+def _reduce_step(acc: _Accumulator, params: FieldParams) -> None:
+    """acc (N+1 words) += m*p with m = -acc_0/p mod w, making word 0 zero; the caller
+    then drops word 0 (a shift by one word, done by renaming)."""
+    prog, p = acc.program, params.modulus_limbs
+    m = prog.temp()
+    if params.n0 == MASK:  # Fr: p = 1 mod 2^32, so m = -acc_0
+        prog.emit("neg.s32", m, acc.words[0])
+    else:
+        prog.emit("mul.lo.u32", m, acc.words[0], str(params.n0))
+    even, odd = _even_odd_products([str(x) for x in p], m)
+    acc.add_products(0, [(m_, x) for x, m_ in even], fits=True)
+    acc.add_products(1, [(m_, x) for x, m_ in odd], fits=True)
+
+
+def _final_subtract(prog: _Program, t: list, out: list, params: FieldParams) -> None:
+    """out = t - p if t >= p else t, for t < 2p."""
+    n = params.limbs
+    diff = [prog.temp() for _ in range(n)]
+    for j in range(n):
+        prog.emit("subc.cc.u32" if j else "sub.cc.u32", diff[j], t[j], str(params.modulus_limbs[j]))
+    borrow = prog.temp()
+    prog.emit("subc.u32", borrow, ZERO, ZERO)
+    prog.emit("setp.ne.u32", "%keep", borrow, ZERO)
+    for j in range(n):
+        prog.emit("selp.b32", out[j], t[j], diff[j], "%keep")
 
 
 def _mul_ops(params: FieldParams, out: list, a: list, b: list) -> _Program:
+    """CIOS: per limb b_i, t += a*b_i, then t = (t + m*p) / w. t < 2p < w^N between
+    steps, so only inside a step does t need its word N, and no chain carries past it."""
     n = params.limbs
-    prog = _Program(n)
-    t = [prog.temp() for _ in range(n)] + [None]
+    prog = _Program()
+    acc = _Accumulator(prog, n + 1)
     for i in range(n):
-        lo = prog.chain()
-        if i == 0:
-            for j in range(n):
-                prog.emit("mul.lo.u32", t[j], a[j], b[0])
-        else:
-            for j in range(n):
-                lo.mad("lo", t[j], a[j], b[i], t[j])
-            t[n] = prog.temp()
-            lo.add(t[n], ZERO, ZERO, last=True)
-        hi = prog.chain()
-        if i == 0:
-            t[n] = prog.temp()
-        for j in range(n):
-            acc = ZERO if (i == 0 and j == n - 1) else t[j + 1]
-            hi.mad("hi", t[j + 1], a[j], b[i], acc)
-        prog.ops[-1] = Op("madc.hi.u32", t[n], prog.ops[-1].srcs)
-        t = prog.reduce_step(t, t[0], params) + [None]
-    prog.final_subtract(t, out, params)
+        even, odd = _even_odd_products(a, b[i])
+        acc.add_products(0, even, fits=True)
+        acc.add_products(1, odd, fits=True)
+        _reduce_step(acc, params)
+        acc.words = acc.words[1:] + [None]
+        acc.bounds = acc.bounds[1:] + [0]
+    _final_subtract(prog, acc.words[:n], out, params)
     return prog
 
 
 def _sqr_ops(params: FieldParams, out: list, a: list) -> _Program:
+    """a^2 = 2 * sum_{j<k} a_j a_k w^(j+k) + sum_j a_j^2 w^(2j), then Montgomery
+    reduction of the low half, plus the high half: (lo + M*p)/R + hi < 2p."""
     n = params.limbs
-    prog = _Program(n)
-    w: list = [None] * (2 * n)  # the 2N-word square; None = not yet written (zero)
-    small: set = set()  # positions holding a lone carry bit, which absorb one more carry
-
-    def accumulate(terms: list) -> None:
-        """Add (position, half, x, y) terms at consecutive positions, carry onward."""
-        chain = prog.chain()
-        for pos, half, x, y in terms:
-            acc = w[pos] if w[pos] is not None else ZERO
-            if w[pos] is None:
-                w[pos] = prog.temp()
-            chain.mad(half, w[pos], x, y, acc)
-            small.discard(pos)
-        pos = terms[-1][0] + 1
-        if pos == 2 * n:
-            return
-        if w[pos] is None:
-            w[pos] = prog.temp()
-            chain.add(w[pos], ZERO, ZERO, last=True)
-            small.add(pos)
-        elif pos in small:  # 1 + 1 fits: the carry stops here
-            chain.add(w[pos], w[pos], ZERO, last=True)
-            small.discard(pos)
-        else:
-            raise AssertionError("row layout must end on a fresh or carry-bit word")
-
-    for j in range(n - 1):  # off-diagonal rows: a_j * a_k, k > j
-        accumulate([(j + k, "lo", a[j], a[k]) for k in range(j + 1, n)])
-        accumulate([(j + k + 1, "hi", a[j], a[k]) for k in range(j + 1, n)])
-    double = prog.chain()  # w = 2w; w[0] is zero, the top word cannot overflow
-    w[0] = prog.temp()
-    for pos in range(1, 2 * n):
-        double.add(w[pos], w[pos], w[pos], last=pos == 2 * n - 1)
-    diagonal = prog.chain()
-    for j in range(n):
-        acc0 = ZERO if j == 0 else w[2 * j]
-        diagonal.mad("lo", w[2 * j], a[j], a[j], acc0)
-        diagonal.mad("hi", w[2 * j + 1], a[j], a[j], w[2 * j + 1])
-    prog.ops[-1] = Op("madc.hi.u32", w[2 * n - 1], prog.ops[-1].srcs)
-    t = w[:n] + [None]
+    prog = _Program()
+    sq = _Accumulator(prog, 2 * n)
+    for j in range(n - 1):
+        for first in (j + 1, j + 2):  # a_j * a_k for k of one parity: adjacent (lo, hi)
+            ks = list(range(first, n, 2))
+            if ks:
+                sq.add_products(j + first, [(a[j], a[k]) for k in ks])
+    double = _Chain(prog)
+    for pos in range(1, 2 * n):  # word 0 holds no cross product
+        double.op("add", sq.words[pos], sq.words[pos], sq.words[pos])
+    double.close()
+    sq.words[0] = prog.temp()
+    prog.emit("mov.u32", sq.words[0], ZERO)
+    sq.bounds = [MASK] * (2 * n)
+    sq.add_products(0, [(a[j], a[j]) for j in range(n)], fits=True)
+    low = _Accumulator(prog, n + 1)
+    low.words = sq.words[:n] + [None]
+    low.bounds = [MASK] * n + [0]
     for _ in range(n):
-        t = prog.reduce_step(t, t[0], params) + [None]
-    high = prog.chain()
-    for j in range(n):
-        high.add(t[j], t[j], w[n + j], last=j == n - 1)
-    prog.final_subtract(t, out, params)
+        _reduce_step(low, params)
+        low.words = low.words[1:] + [None]
+        low.bounds = low.bounds[1:] + [0]
+    low.add_words(0, sq.words[n:], fits=True)
+    _final_subtract(prog, low.words[:n], out, params)
     return prog
 
 

@@ -34,6 +34,8 @@ def run(ops, inputs: dict) -> dict:
             result, carry = full & MASK, int(full < 0)
         elif base == "mul":
             result, carry = (srcs[0] * srcs[1]) & MASK, None
+        elif base == "mov":
+            result, carry = srcs[0], None
         elif base == "neg":
             result, carry = (-srcs[0]) & MASK, None
         elif base == "setp":
