@@ -77,10 +77,12 @@ def median(values) -> float:
 
 
 def write(records: list[dict], topic: str, out: str | None = None) -> Path:
-    """Write records to ``out`` or bench/results/<topic>-<date>.json; return the path."""
+    """Append records to ``out`` or bench/results/<topic>-<date>.json (earlier runs of
+    the day are kept: the files are the performance history); return the path."""
     path = Path(out) if out else RESULTS / f"{topic}-{datetime.date.today().isoformat()}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(records, indent=1) + "\n")
+    earlier = json.loads(path.read_text()) if path.exists() else []
+    path.write_text(json.dumps(earlier + records, indent=1) + "\n")
     return path
 
 
