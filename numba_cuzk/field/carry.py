@@ -17,16 +17,20 @@ Algorithms (N limbs of 32 bits, w = 2^32, R = w^N, both moduli have a spare top 
 
 - Every chain adds whole products: lo and hi of one 32x32 product sit next to each other
   (``mad.lo.cc`` then ``madc.hi.cc`` into adjacent words), so ptxas emits one
-  ``IMAD.WIDE.U32.X`` per product on sm_90. A first version chained all lo halves, then
-  all hi halves; ptxas split each of those into IMAD + IADD3.X, twice the instructions
-  (bench/results/field-2026-11-29.json, variant notes in bench/NOTES.md).
-  A product x*b lands as two chains: x's even limbs, then its odd limbs.
-- mul, CIOS: per limb b_i of b, t += a*b_i; m = t_0 * n0 mod w; t = (t + m*p) / w, the
-  shift done by renaming words. t < 2p between steps, so the extra word t_N only lives
-  inside a step, and no chain carries past it. Cost: 2N^2 wide multiply-adds + ~2N.
-- sqr, product then reduce: off-diagonal products a_j*a_k (j < k) once, doubled by a
-  shift chain, plus the diagonal; then N reduction steps on the low half, and the high
-  half added at the end ((lo + M*p)/R + hi < 2p). Cost: ~1.5N^2 wide multiply-adds.
+  ``IMAD.WIDE.U32.X`` per product on sm_90, and a product x*b lands as two chains: x's
+  even limbs, then its odd limbs. Those two chains pair words (0,1), (2,3), ... and
+  (1,2), (3,4), ...; kept in one accumulator, a word would be the high half of one
+  register pair and the low half of the next, and ptxas re-pairs them with a MOV per
+  product. So sums live in two accumulators, one per pairing. bench/NOTES.md has the
+  figures of each step (lo/hi chains apart: IMAD + IADD3.X per half product).
+- mul, CIOS with two accumulators t = P + Q: per limb b_i of b, P and Q take a*b_i's
+  even and odd limbs; m = (P_0 + Q_0) * n0 mod w; they take m*p's; the shift by one
+  word swaps them (see _mul_ops). t < 2p between steps, so word N only lives inside a
+  step and no chain carries past it. Cost: 2N^2 wide multiply-adds + ~4N adds.
+- sqr, product then reduce: off-diagonal products a_j*a_k (j < k) once, doubled by
+  shift chains, plus the diagonal; then mul's reduction steps on the low half, and the
+  high half added at the end ((lo + M*p)/R + hi < 2p). Cost: ~1.5N^2 wide
+  multiply-adds + ~10N adds.
 - both end with one conditional subtraction of p (sub chain, borrow, select).
 """
 
@@ -100,15 +104,18 @@ class _Accumulator:
         self.words: list = [None] * size
         self.bounds = [0] * size
 
-    def add_products(self, pos: int, pairs: list, fits: bool = False) -> None:
+    def add_products(self, pos: int, pairs: list, fits: bool = False, carry_if: str | None = None) -> None:
         """Add x*y * w^(pos + 2k) for the k-th (x, y) pair, in one chain.
 
         lo and hi of each product are adjacent in the chain, which lets ptxas fuse them
         into one wide multiply-add with carry (IMAD.WIDE.U32.X on sm_90) instead of a
         multiply plus a carry add per half. The chain's carry then enters the next word;
         ``fits`` says the caller proved it stops there (the whole sum fits the words).
+        ``carry_if``: a register whose being nonzero is a carry into word ``pos``.
         """
         chain = _Chain(self.program)
+        if carry_if is not None:  # CF = (carry_if != 0): carry_if + (w - 1) overflows iff so
+            chain.op("add", self.program.temp(), carry_if, str(MASK))
         for x, y in pairs:
             for half in ("lo", "hi"):
                 acc = self.words[pos] if self.words[pos] is not None else ZERO
@@ -119,9 +126,12 @@ class _Accumulator:
                 pos += 1
         self._carry(chain, pos, fits)
 
-    def add_words(self, pos: int, sources: list, fits: bool = False) -> None:
-        """Add the registers ``sources`` at consecutive words from ``pos``, in one chain."""
+    def add_words(self, pos: int, sources: list, fits: bool = False, carry_if: str | None = None) -> None:
+        """Add the registers ``sources`` at consecutive words from ``pos``, in one chain
+        (``carry_if`` as in add_products)."""
         chain = _Chain(self.program)
+        if carry_if is not None:
+            chain.op("add", self.program.temp(), carry_if, str(MASK))
         for src in sources:
             acc = self.words[pos] if self.words[pos] is not None else ZERO
             if self.words[pos] is None:
@@ -156,15 +166,10 @@ def _even_odd_products(x_limbs: list, y: str) -> tuple[list, list]:
 def _reduce_step(acc: _Accumulator, params: FieldParams) -> None:
     """acc (N+1 words) += m*p with m = -acc_0/p mod w, making word 0 zero; the caller
     then drops word 0 (a shift by one word, done by renaming)."""
-    prog, p = acc.program, params.modulus_limbs
-    m = prog.temp()
-    if params.n0 == MASK:  # Fr: p = 1 mod 2^32, so m = -acc_0
-        prog.emit("neg.s32", m, acc.words[0])
-    else:
-        prog.emit("mul.lo.u32", m, acc.words[0], str(params.n0))
-    even, odd = _even_odd_products([str(x) for x in p], m)
-    acc.add_products(0, [(m_, x) for x, m_ in even], fits=True)
-    acc.add_products(1, [(m_, x) for x, m_ in odd], fits=True)
+    m = _reduction_factor(acc.program, acc.words[0], params)
+    even, odd = _even_odd_products([str(x) for x in params.modulus_limbs], m)
+    acc.add_products(0, [(m, x) for x, _ in even], fits=True)
+    acc.add_products(1, [(m, x) for x, _ in odd], fits=True)
 
 
 def _final_subtract(prog: _Program, t: list, out: list, params: FieldParams) -> None:
@@ -181,50 +186,111 @@ def _final_subtract(prog: _Program, t: list, out: list, params: FieldParams) -> 
 
 
 def _mul_ops(params: FieldParams, out: list, a: list, b: list) -> _Program:
-    """CIOS: per limb b_i, t += a*b_i, then t = (t + m*p) / w. t < 2p < w^N between
-    steps, so only inside a step does t need its word N, and no chain carries past it."""
+    """CIOS with two accumulators, t = P + Q (+ a pending carry into word 0).
+
+    P's products pair words (0,1), (2,3), ...; Q's pair (1,2), (3,4), ... and Q_0 stands
+    alone. So every (lo, hi) pair stays one aligned register pair for ptxas (one
+    accumulator made it re-pair words with MOVs). Per limb b_i: P += even limbs of a*b_i,
+    Q += odd ones; m = (P_0 + Q_0) * n0; P, Q += even, odd limbs of m*p. Then
+    P_0 + Q_0 is 0 or w: a carry of (Q_0 != 0) into word 1, taken in by the next chain.
+    The shift by one word swaps the roles: P' = Q / w, Q' = P / w (pairs stay aligned).
+    t < 2p < w^N between steps (so P, Q < w^N), and each chain's carry stops at word N.
+    """
     n = params.limbs
     prog = _Program()
-    acc = _Accumulator(prog, n + 1)
+    p_acc, q_acc = _Accumulator(prog, n + 1), _Accumulator(prog, n + 1)
+    pending = None  # register whose nonzero-ness is a carry into word 0
     for i in range(n):
         even, odd = _even_odd_products(a, b[i])
-        acc.add_products(0, even, fits=True)
-        acc.add_products(1, odd, fits=True)
-        _reduce_step(acc, params)
-        acc.words = acc.words[1:] + [None]
-        acc.bounds = acc.bounds[1:] + [0]
-    _final_subtract(prog, acc.words[:n], out, params)
+        p_acc.add_products(0, even, fits=True, carry_if=pending)
+        q_acc.add_products(1, odd, fits=True)
+        low = p_acc.words[0]
+        if q_acc.words[0] is not None:
+            low = prog.temp()
+            prog.emit("add.u32", low, p_acc.words[0], q_acc.words[0])
+        m = _reduction_factor(prog, low, params)
+        even, odd = _even_odd_products([str(x) for x in params.modulus_limbs], m)
+        p_acc.add_products(0, [(m, x) for x, _ in even], fits=True)
+        q_acc.add_products(1, [(m, x) for x, _ in odd], fits=True)
+        pending = q_acc.words[0]
+        p_acc, q_acc = _shifted(q_acc), _shifted(p_acc)
+    total = _Accumulator(prog, n)
+    total.words = list(p_acc.words[:n])
+    total.add_words(0, [w if w is not None else ZERO for w in q_acc.words[:n]], fits=True, carry_if=pending)
+    _final_subtract(prog, total.words, out, params)
     return prog
+
+
+def _reduction_factor(prog: _Program, low: str, params: FieldParams) -> str:
+    """m = -low / p mod w, so that low + m*p = 0 mod w."""
+    m = prog.temp()
+    if params.n0 == MASK:  # Fr: p = 1 mod 2^32, so m = -low
+        prog.emit("neg.s32", m, low)
+    else:
+        prog.emit("mul.lo.u32", m, low, str(params.n0))
+    return m
+
+
+def _shifted(acc: _Accumulator) -> _Accumulator:
+    """acc / w: word k+1 becomes word k (word 0 must be consumed by the caller)."""
+    acc.words = acc.words[1:] + [None]
+    acc.bounds = acc.bounds[1:] + [0]
+    return acc
 
 
 def _sqr_ops(params: FieldParams, out: list, a: list) -> _Program:
     """a^2 = 2 * sum_{j<k} a_j a_k w^(j+k) + sum_j a_j^2 w^(2j), then Montgomery
-    reduction of the low half, plus the high half: (lo + M*p)/R + hi < 2p."""
+    reduction of the low half, plus the high half: (lo + M*p)/R + hi < 2p.
+
+    As in mul, products whose lo half lands on an even word go to accumulator E, the
+    others to O, so register pairs stay aligned; the reduction continues mul's P/Q
+    scheme from E's and O's low halves.
+    """
     n = params.limbs
     prog = _Program()
-    sq = _Accumulator(prog, 2 * n)
+    even_acc, odd_acc = _Accumulator(prog, 2 * n), _Accumulator(prog, 2 * n)
     for j in range(n - 1):
         for first in (j + 1, j + 2):  # a_j * a_k for k of one parity: adjacent (lo, hi)
             ks = list(range(first, n, 2))
             if ks:
-                sq.add_products(j + first, [(a[j], a[k]) for k in ks])
-    double = _Chain(prog)
-    for pos in range(1, 2 * n):  # word 0 holds no cross product
-        double.op("add", sq.words[pos], sq.words[pos], sq.words[pos])
-    double.close()
-    sq.words[0] = prog.temp()
-    prog.emit("mov.u32", sq.words[0], ZERO)
-    sq.bounds = [MASK] * (2 * n)
-    sq.add_products(0, [(a[j], a[j]) for j in range(n)], fits=True)
-    low = _Accumulator(prog, n + 1)
-    low.words = sq.words[:n] + [None]
-    low.bounds = [MASK] * n + [0]
+                target = even_acc if (j + first) % 2 == 0 else odd_acc
+                target.add_products(j + first, [(a[j], a[k]) for k in ks])
+    for acc in (even_acc, odd_acc):  # double the cross products
+        acc.words = [w if w is not None else ZERO for w in acc.words]
+        chain = _Chain(prog)
+        for pos in range(2 * n):
+            if acc.words[pos] != ZERO:
+                chain.op("add", acc.words[pos], acc.words[pos], acc.words[pos])
+            elif chain.started:
+                acc.words[pos] = prog.temp()
+                chain.op("add", acc.words[pos], ZERO, ZERO)
+        chain.close()
+        acc.words = [None if w == ZERO else w for w in acc.words]
+        acc.bounds = [MASK] * (2 * n)
+    even_acc.add_products(0, [(a[j], a[j]) for j in range(n)], fits=True)
+    p_acc, q_acc = _Accumulator(prog, n + 1), _Accumulator(prog, n + 1)
+    p_acc.words, q_acc.words = even_acc.words[:n] + [None], odd_acc.words[:n] + [None]
+    pending = None
     for _ in range(n):
-        _reduce_step(low, params)
-        low.words = low.words[1:] + [None]
-        low.bounds = low.bounds[1:] + [0]
-    low.add_words(0, sq.words[n:], fits=True)
-    _final_subtract(prog, low.words[:n], out, params)
+        low = prog.temp()  # word 0 of P + Q + carry, which m must cancel
+        if pending is not None:
+            prog.emit("add.cc.u32", prog.temp(), pending, str(MASK))
+            prog.emit("addc.cc.u32", low, p_acc.words[0], q_acc.words[0] or ZERO)  # CF unread
+        else:
+            prog.emit("add.u32", low, p_acc.words[0], q_acc.words[0] or ZERO)
+        m = _reduction_factor(prog, low, params)
+        even, odd = _even_odd_products([str(x) for x in params.modulus_limbs], m)
+        p_acc.add_products(0, [(m, x) for x, _ in even], fits=True, carry_if=pending)
+        q_acc.add_products(1, [(m, x) for x, _ in odd], fits=True)
+        pending = q_acc.words[0]
+        p_acc, q_acc = _shifted(q_acc), _shifted(p_acc)
+    total = _Accumulator(prog, n)
+    total.words = [w if w is not None else ZERO for w in even_acc.words[n:]]
+    total.words = [None if w == ZERO else w for w in total.words]
+    for half in (odd_acc.words[n:], p_acc.words[:n], q_acc.words[:n]):
+        total.add_words(0, [w if w is not None else ZERO for w in half], fits=True, carry_if=pending)
+        pending = None
+    _final_subtract(prog, total.words, out, params)
     return prog
 
 
