@@ -13,7 +13,7 @@ from typing import Callable
 
 from numba import uint32
 
-from numba_cuzk.field.mont import device, fq_ops
+from numba_cuzk.field.mont import FieldOps, device, fq_ops
 from numba_cuzk.field.target import local_u32
 
 _N = fq_ops.limbs
@@ -157,26 +157,9 @@ def fq2_is_zero(a):
 
 
 @dataclass(frozen=True)
-class ExtensionOps:
-    """Fq2's functions under the names mont.FieldOps uses, so curve code can be written
-    once over ``ops`` for G1 (Fq, 12 limbs) and G2 (Fq2, 24 limbs)."""
+class ExtensionOps(FieldOps):
+    """Fq2's FieldOps, plus conj(out, a) and mul_by_nonresidue(out, a) (times u + 1)."""
 
-    limbs: int
-    load: Callable
-    store: Callable
-    copy: Callable
-    set_zero: Callable
-    set_one: Callable
-    is_zero: Callable
-    eq: Callable
-    select: Callable
-    add: Callable
-    sub: Callable
-    neg: Callable
-    dbl: Callable
-    mul: Callable
-    sqr: Callable
-    inv: Callable
     conj: Callable
     mul_by_nonresidue: Callable
 

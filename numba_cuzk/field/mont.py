@@ -1,6 +1,6 @@
 """Montgomery arithmetic on 32-bit limb arrays, one source for the CPU and CUDA targets.
 
-``montgomery(params)`` builds a ``FieldOps``: ``@njit`` functions that CPU code calls
+``montgomery(params)`` builds a ``PrimeFieldOps``: ``@njit`` functions that CPU code calls
 directly and CUDA kernels call as device functions (Numba recompiles them for the GPU,
 ``forceinline`` so that limb arrays stay in registers). Every function takes uint32
 arrays of ``limbs`` entries (any stride), writes its result into ``out`` (which may alias
@@ -43,16 +43,15 @@ device = njit(forceinline=True)  # CPU function, inlined where a CUDA kernel cal
 
 @dataclass(frozen=True)
 class FieldOps:
-    """Device/CPU functions for one prime field; see the module docstring for conventions.
+    """The functions every field offers (Fr, Fq here, Fq2 in fq2.py), so code over a field
+    (curve formulas for G1 over Fq and G2 over Fq2) is written once over an ``ops``.
 
     Signatures (a, b, out: uint32 arrays of ``limbs``; arr: uint32 array (limbs, n)):
       load(out, arr, i), store(arr, i, a), copy(out, a), set_zero(out), set_one(out),
-      is_zero(a) -> bool, eq(a, b) -> bool, add/sub/mul(out, a, b), neg/dbl/sqr(out, a),
-      to_mont(out, a), from_mont(out, a), pow(out, a, e) with e canonical uint32 limbs,
-      inv(out, a) (Fermat; inv(0) = 0), select(out, cond, a, b) (cond ? a : b).
+      is_zero(a) -> bool, eq(a, b) -> bool, select(out, cond, a, b) (cond ? a : b),
+      add/sub/mul(out, a, b), neg/dbl/sqr(out, a), inv(out, a) (inv(0) = 0).
     """
 
-    params: FieldParams
     limbs: int
     load: Callable
     store: Callable
@@ -68,12 +67,21 @@ class FieldOps:
     dbl: Callable
     mul: Callable
     sqr: Callable
+    inv: Callable
+
+
+@dataclass(frozen=True)
+class PrimeFieldOps(FieldOps):
+    """FieldOps of a prime field, plus: to_mont(out, a), from_mont(out, a), pow(out, a, e)
+    with e canonical uint32 limbs (Fermat: inv = pow(a, p - 2)), and the portable
+    mul_cios/sqr_cios that mul/sqr replace on CUDA (kept for benchmarks)."""
+
+    params: FieldParams
     mul_cios: Callable
     sqr_cios: Callable
     to_mont: Callable
     from_mont: Callable
     pow: Callable
-    inv: Callable
 
 
 def _limb_tuple(value: int, n: int) -> tuple:
@@ -110,8 +118,8 @@ def _by_target(portable: Callable, cuda_impl: Callable | None, arity: int) -> Ca
 
 
 @lru_cache(maxsize=None)
-def montgomery(params: FieldParams) -> FieldOps:
-    """Build the FieldOps of ``params`` (cached: one set of functions per field)."""
+def montgomery(params: FieldParams) -> PrimeFieldOps:
+    """Build the PrimeFieldOps of ``params`` (cached: one set of functions per field)."""
     N = params.limbs
     N1 = N + 1
     P = tuple(np.uint64(x) for x in params.modulus_limbs)
@@ -284,7 +292,7 @@ def montgomery(params: FieldParams) -> FieldOps:
     def inv(out, a):
         pow_(out, a, P_MINUS_2)
 
-    return FieldOps(
+    return PrimeFieldOps(
         params=params, limbs=N, load=load, store=store, copy=copy, set_zero=set_zero,
         set_one=set_one, is_zero=is_zero, eq=eq, select=select, add=add, sub=sub, neg=neg,
         dbl=dbl, mul=mul, sqr=sqr, mul_cios=mul_cios, sqr_cios=sqr_cios, to_mont=to_mont,
