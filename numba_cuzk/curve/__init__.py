@@ -1,0 +1,15 @@
+"""BLS12-381 G1 and G2: parameters, the Python-int reference, device point arithmetic
+(affine, Jacobian, XYZZ), bulk kernels and the standard encodings.
+
+    params      G1, G2 (CurveParams), z, r, cofactors, endomorphism constants
+    reference   Curve, g1, g2: the group law on Python ints (the tests' ground truth)
+    points      point_ops(curve): device/CPU formulas; layout (coords * L, n) uint32
+    checks      sqrt, decompression, endomorphism subgroup checks (device/CPU)
+    kernels     to_affine (batched inversion), decode
+    encoding    encode / decode / decode_unchecked (48/96 and 96/192-byte formats)
+    layout      reference points <-> limb arrays (tests, small conversions)
+"""
+
+from numba_cuzk.curve.params import CURVES, G1, G2, CurveParams
+
+__all__ = ["CURVES", "G1", "G2", "CurveParams"]

@@ -1,0 +1,116 @@
+"""Inlined on CUDA, called out of line on the CPU: keeps CPU (and simulator) compiles small.
+
+The field functions are ``njit(forceinline=True)``, which CUDA needs (limb arrays stay in
+registers only when everything is inlined). On the CPU the same inlining made compiles
+explode: Numba links every callee's code into each compiled function and re-optimizes it,
+and LLVM inlines single-use callees back, so one G1 point formula took 10 s, a test
+dispatcher over all formulas 110 s (G2: 280 s) and the G1 decode kernel 165 s.
+
+- ``field_call(fn, arity, limbs)``: a field operation (out, a[, b]) that CUDA inlines and
+  the CPU calls through a ``cfunc`` pointer: each operation is compiled once, stays out
+  of its callers' modules and cannot be inlined back. A call costs a few ns next to a
+  ~100 ns product. Arrays must be C-contiguous (local arrays and their slices are);
+  others fall back to an ordinary out-of-line call.
+- ``split(fn)``: a point formula, inlined on CUDA and an ordinary out-of-line ``njit``
+  function on the CPU.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+from numba import carray, cfunc, njit, types
+from numba.core import extending as cpu_extending
+from numba.cuda import extending as cuda_extending
+
+from numba_cuzk.field.mont import device
+
+_U32_PTR = types.CPointer(types.uint32)
+
+
+@cpu_extending.intrinsic
+def _data_pointer(typingctx, arr):
+    """The data pointer of a numpy/local array (CPU only)."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return context.make_array(signature.args[0])(context, builder, args[0]).data
+
+    return types.CPointer(arr.dtype)(arr), codegen
+
+
+def _forwarder(target: Callable, arity: int) -> Callable:
+    """A function of ``arity`` parameters a, b, c, d that returns target(...)."""
+    if arity == 1:
+        return lambda a: target(a)
+    if arity == 2:
+        return lambda a, b: target(a, b)
+    if arity == 3:
+        return lambda a, b, c: target(a, b, c)
+    if arity == 4:
+        return lambda a, b, c, d: target(a, b, c, d)
+    raise ValueError(f"arity {arity} not supported")
+
+
+def _contiguous_u32(*args) -> bool:
+    return all(isinstance(a, types.Array) and a.dtype == types.uint32 and a.layout == "C" and a.ndim == 1
+               for a in args)
+
+
+def split(fn: Callable) -> Callable:
+    """Decorator: a Python function -> inlined in CUDA kernels, out of line on the CPU."""
+    arity = len(inspect.signature(fn).parameters)
+    inlined, outlined = device(fn), njit(fn)
+    stub = _forwarder(outlined, arity)  # what plain Python (simulator kernels) calls
+    forward_cpu, forward_cuda = _forwarder(outlined, arity), _forwarder(inlined, arity)
+    cpu_extending.overload(stub)(_forwarder(lambda *args: forward_cpu, arity))
+    cuda_extending.overload(stub)(_forwarder(lambda *args: forward_cuda, arity))
+    return stub
+
+
+def field_call(fn: Callable, arity: int, limbs: int) -> Callable:
+    """A ``device`` field function fn(out, a[, b]) on ``limbs``-limb arrays -> inlined on
+    CUDA, a cfunc call on the CPU (the cfunc is compiled when CPU code first uses it)."""
+    shape = (limbs,)
+    fallback = njit(_forwarder(fn, arity))
+    compiled = []  # the cfunc, built lazily: GPU-only processes never compile it
+
+    def cfunc_once():
+        if not compiled:
+            if arity == 2:
+                def body(o, a):
+                    fn(carray(o, shape), carray(a, shape))
+            else:
+                def body(o, a, b):
+                    fn(carray(o, shape), carray(a, shape), carray(b, shape))
+            compiled.append(cfunc(types.void(*([_U32_PTR] * arity)))(body))
+        return compiled[0]
+
+    if arity == 2:
+        def stub(out, a):
+            fallback(out, a)
+
+        def cpu_impl(out, a):
+            if _contiguous_u32(out, a):
+                c = cfunc_once()
+                return lambda out, a: c(_data_pointer(out), _data_pointer(a))
+            return lambda out, a: fallback(out, a)
+
+        cuda_extending.overload(stub)(lambda out, a: lambda out, a: fn(out, a))
+    elif arity == 3:
+        def stub(out, a, b):
+            fallback(out, a, b)
+
+        def cpu_impl(out, a, b):
+            if _contiguous_u32(out, a, b):
+                c = cfunc_once()
+                return lambda out, a, b: c(_data_pointer(out), _data_pointer(a), _data_pointer(b))
+            return lambda out, a, b: fallback(out, a, b)
+
+        cuda_extending.overload(stub)(lambda out, a, b: lambda out, a, b: fn(out, a, b))
+    else:
+        raise ValueError(f"field_call: arity {arity} not supported")
+    cpu_extending.overload(stub)(cpu_impl)
+    return stub
