@@ -1,0 +1,221 @@
+"""MSM device time on the GPU: G1 at 2^16-2^24, G2 at 2^16-2^22, against py-arkworks-bls12381
+on all CPU cores and against a floor from the bucket-addition rate measured in the same run.
+
+Records (bench/results/msm-<date>.json, ms): msm_g1_logK (bases resident, scalars already
+on the device), msm_g1_logK_upload (scalars copied from pageable host memory inside the
+timed region, as sppark's anchor in issue 5), msm_g1_logK_bits (90% of the scalars in
+{0, 1}), msm_g2_logK; msm_g1_add_rate / msm_g2_add_rate (G adds/s: the accumulate kernel
+on perfectly balanced buckets of 32 random bases, the MSM's own mixed-add rate with its
+gathers). Each MSM record carries floor_ms = windows * n / add_rate and the ratio to it.
+Device time by CUDA events, median of --runs after warm-up.
+
+Bases: P_i = T1[i mod 4096] + T2[i div 4096], T1 = (1..4096) Q1 and T2 = (1..) Q2 for random
+Q1, Q2 (arkworks additions), summed on the GPU and made affine by the curve package's
+batched inversion: n distinct points, never a tiled small set. Results are checked before
+timing: against arkworks' multiexp_unchecked on the same bases at 2^16 and 2^20 (G1, where
+arkworks is also timed as the peer) and 2^16 (G2; the 0/1 scalars too); other sizes must
+at least not return the identity. Usage:
+    python3 -m bench.msm [--out FILE] [--g1 16,18,20,22,24] [--g2 16,20,22] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from functools import lru_cache
+
+import numpy as np
+from numba import cuda
+
+from bench import common
+from numba_cuzk.curve import kernels as curve_kernels
+from numba_cuzk.curve.params import G1, G2
+from numba_cuzk.curve.points import point_ops
+from numba_cuzk.field.target import local_u32
+from numba_cuzk.msm import clear_cache, msm, to_point, upload_bases
+from numba_cuzk.msm import kernels as K
+from numba_cuzk.msm.plan import make_plan
+from tests.msm import inputs
+
+TABLE_LOG = 12
+ARK_CHECK = {"G1": (16, 20), "G2": (16,)}
+ARK_PEER = (16, 20)
+SPPARK_UPLOAD_MS = {16: 7.8, 18: 20.7, 20: 23.2, 22: 57.6, 24: 175.0}  # issue 5, this H200
+RATE_LOG, RATE_CHUNK = 20, 32
+
+
+@lru_cache(maxsize=None)
+def _gather(curve):
+    """pairs[:, 2i], pairs[:, 2i+1] = XYZZ of T1[i mod |T1|], T2[i div |T1|]."""
+    P = point_ops(curve)
+    A, X = 2 * P.limbs, 4 * P.limbs
+    load, store, from_affine = P.load, P.store, P.xyzz_from_affine
+
+    @cuda.jit
+    def gather(t1, t2, log_t1, n, pairs):
+        i = cuda.grid(1)
+        if i < n:
+            a = local_u32(A)
+            x = local_u32(X)
+            load(a, t1, i & ((1 << log_t1) - 1), 2)
+            from_affine(x, a)
+            store(pairs, 2 * i, x, 4)
+            load(a, t2, i >> log_t1, 2)
+            from_affine(x, a)
+            store(pairs, 2 * i + 1, x, 4)
+
+    return gather
+
+
+class BaseSet:
+    """Tables of a curve (arkworks points and device limbs) and bases built from them."""
+
+    def __init__(self, curve, max_log: int) -> None:
+        self.curve = curve
+        self.t1 = inputs.ark_multiples(curve, 1 << TABLE_LOG, 101)
+        self.t2 = inputs.ark_multiples(curve, max(1, 1 << (max_log - TABLE_LOG)), 202)
+        self.d1 = cuda.to_device(inputs.ark_points_to_limbs(self.t1, curve))
+        self.d2 = cuda.to_device(inputs.ark_points_to_limbs(self.t2, curve))
+
+    def device(self, n: int):
+        """(2L, n) affine bases on the GPU (the reduce kernel's sum mode adds the pairs)."""
+        X = 4 * self.curve.limbs
+        pairs = cuda.device_array((X, 3 * n), dtype=np.uint32)
+        blocks = (n + 127) // 128
+        _gather(self.curve)[blocks, 128](self.d1, self.d2, TABLE_LOG, n, pairs)
+        dummy_offsets = cuda.to_device(np.zeros((1, 2), dtype=np.int32))
+        dummy_out = cuda.device_array((X, 1), dtype=np.uint32)
+        K.curve_kernels(self.curve)["reduce"][blocks, K.THREADS](
+            pairs, dummy_offsets, 1, 0, 0, 0, 0, 0, 2 * n, 2, 2 * n, dummy_out)
+        out = cuda.device_array((2 * self.curve.limbs, n), dtype=np.uint32)
+        curve_kernels.to_affine(out, pairs[:, 2 * n:], self.curve, "xyzz")
+        cuda.synchronize()
+        return out
+
+    def ark(self, n: int) -> list:
+        mask = (1 << TABLE_LOG) - 1
+        return [self.t1[i & mask] + self.t2[i >> TABLE_LOG] for i in range(n)]
+
+
+def add_rate(curve, bases, runs: int) -> float:
+    """Mixed adds per second (G/s) of the accumulate kernel on 2^RATE_LOG random bases in
+    buckets of exactly RATE_CHUNK: the MSM's bucket step without imbalance or sorting."""
+    n = 1 << RATE_LOG
+    chunks = n // RATE_CHUNK
+    rng = np.random.default_rng(5)
+    entries = rng.permutation(n).astype(np.uint32).reshape(1, n)
+    offsets = cuda.to_device((np.arange(chunks + 1, dtype=np.int32) * RATE_CHUNK).reshape(1, -1))
+    chunk_offsets = cuda.to_device(np.arange(chunks + 1, dtype=np.int32).reshape(1, -1))
+    d_entries = cuda.to_device(entries)
+    kinds = cuda.to_device(np.zeros(1, dtype=np.uint8))  # one scalar 0: the 0/1 item sums nothing
+    points = cuda.device_array((4 * curve.limbs, chunks + 1), dtype=np.uint32)
+    blocks = (chunks + K.THREADS - 1) // K.THREADS
+    kernel = K.curve_kernels(curve)["accumulate"]
+    launch = lambda: kernel[blocks, K.THREADS](bases, d_entries, offsets, chunk_offsets, RATE_CHUNK, kinds,
+                                               K.ONES_PER, chunks, points)
+    ms = common.median(common.device_time_ms(launch, runs=runs, warmup=1))
+    return n / (ms * 1e-3) / 1e9
+
+
+def time_msm(bases, scalars, out, runs: int) -> float:
+    return common.median(common.device_time_ms(lambda: msm(bases, scalars, out=out), runs=runs, warmup=2))
+
+
+def ark_time_ms(points, scalars, curve, runs: int = 3) -> float:
+    """Wall ms of arkworks' multiexp_unchecked (Rayon: all cores), scalars converted first."""
+    scalars = inputs.ark_scalars(scalars)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        inputs.ark_msm(points, scalars, curve)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return common.median(times)
+
+
+def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng) -> list[dict]:
+    records = []
+    base_set = BaseSet(curve, max(max(logs), RATE_LOG))
+    name = curve.name.lower()
+    t0 = time.perf_counter()
+    rate_bases = upload_bases(base_set.device(1 << RATE_LOG), curve)
+    rate = add_rate(curve, rate_bases.points, runs)
+    del rate_bases
+    records.append(common.record(f"msm_{name}_add_rate", rate, "G/s", device,
+                                 {"chunk": RATE_CHUNK, "log_n": RATE_LOG, "kernel": "accumulate"}))
+    print(f"{curve.name} bucket add rate {rate:.3f} G/s ({time.perf_counter() - t0:.1f} s incl. compile)", flush=True)
+    for log_n in logs:
+        t0 = time.perf_counter()
+        n = 1 << log_n
+        plan = make_plan(n)
+        bases = upload_bases(base_set.device(n), curve)
+        scalars = inputs.random_scalar_limbs(n, rng)
+        d_scalars = cuda.to_device(scalars)
+        out = cuda.device_array((4 * curve.limbs, 1), dtype=np.uint32)
+        got = to_point(msm(bases, d_scalars, out=out), curve)
+        if got is None:
+            raise AssertionError(f"{curve.name} 2^{log_n}: identity for random scalars")
+        checked = "nonidentity"
+        peer = None
+        if log_n in ARK_CHECK[curve.name] or (curve is G1 and log_n in ARK_PEER):
+            ark_points = base_set.ark(n)
+            want = inputs.ark_to_reference(inputs.ark_msm(ark_points, scalars, curve), curve)
+            if got != want:
+                raise AssertionError(f"{curve.name} 2^{log_n}: GPU result differs from arkworks")
+            checked = "arkworks"
+            if log_n in ARK_PEER:
+                peer = {"name": f"py-arkworks-bls12381 multiexp ({os.cpu_count()} threads)",
+                        "value": round(ark_time_ms(ark_points, scalars, curve), 3), "unit": "ms"}
+        floor = plan.windows * n / (rate * 1e9) * 1e3
+        params = {"window": plan.c, "windows": plan.windows, "chunk": plan.chunk, "runs": runs, "stat": "median",
+                  "checked": checked, "floor_ms": round(floor, 3)}
+        ms = time_msm(bases, d_scalars, out, runs)
+        records.append(common.record(f"msm_{name}_log{log_n}", ms, "ms", device,
+                                     params | {"vs_floor": round(ms / floor, 2)}, peer))
+        if curve is G1:
+            ms_up = time_msm(bases, scalars, out, runs)
+            anchor = {"name": "sppark G1 (issue 5 anchor, scalar upload)", "value": SPPARK_UPLOAD_MS[log_n],
+                      "unit": "ms"} if log_n in SPPARK_UPLOAD_MS else None
+            records.append(common.record(f"msm_{name}_log{log_n}_upload", ms_up, "ms", device,
+                                         params | {"vs_floor": round(ms_up / floor, 2)}, anchor))
+        if bits:
+            b = inputs.bits_scalar_limbs(n, rng)
+            d_b = cuda.to_device(b)
+            got_b = to_point(msm(bases, d_b, out=out), curve)
+            if log_n == min(ARK_CHECK[curve.name]):
+                want_b = inputs.ark_to_reference(inputs.ark_msm(base_set.ark(n), b, curve), curve)
+                if got_b != want_b:
+                    raise AssertionError(f"{curve.name} 2^{log_n}: 0/1 scalars differ from arkworks")
+            ms_b = time_msm(bases, d_b, out, runs)
+            records.append(common.record(f"msm_{name}_log{log_n}_bits", ms_b, "ms", device,
+                                         params | {"share_01": 0.9}))
+        print(f"{curve.name} 2^{log_n}: {ms:.2f} ms (floor {floor:.2f}) [{time.perf_counter() - t0:.1f} s]", flush=True)
+        del bases, d_scalars
+        clear_cache()
+    return records
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out")
+    parser.add_argument("--g1", default="16,18,20,22,24")
+    parser.add_argument("--g2", default="16,20,22")
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    device = common.gpu_name()
+    rng = np.random.default_rng(2026)
+    t0 = time.perf_counter()
+    records = bench_curve(G1, [int(x) for x in args.g1.split(",") if x], args.runs, device, True, rng)
+    if args.g2:
+        records += bench_curve(G2, [int(x) for x in args.g2.split(",")], args.runs, device, False, rng)
+    path = common.write(records, "msm", args.out)
+    print(f"{'name':24s} {'value':>10s} {'floor ms':>9s} {'x floor':>8s}  peer")
+    for r in records:
+        p = r["params"]
+        peer = f"{r['peer']['name']}: {r['peer']['value']} {r['peer']['unit']}" if "peer" in r else ""
+        print(f"{r['name']:24s} {r['value']:>10.3f} {p.get('floor_ms', ''):>9} {p.get('vs_floor', ''):>8}  {peer}")
+    print(f"wrote {len(records)} records to {path} in {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,305 @@
+"""The CUDA kernels of one MSM, in launch order (pippenger.py launches them).
+
+    classify    per scalar: canonical form, kind byte (0 / 1 / other), and for the others
+                a histogram of their nonzero digits (atomic counts[w, bucket])
+    scan        per window (a block): exclusive prefix sums of the bucket counts (entry
+                offsets) and of their chunk counts; resets counts for the next call
+    scatter     per scalar: each nonzero digit's entry (index | sign << 31) goes to its
+                bucket's next slot (atomic cursor): a counting sort by bucket
+    accumulate  per chunk (<= plan.chunk entries of one bucket): XYZZ sum of the affine
+                bases (a negative digit: acc = -(-acc + P)), madd-2008-s, no atomics;
+                and per range of ONES_PER scalars: the sum of the bases whose scalar is 1
+                (the 0/1 fast path, cuzk's batch_add)
+    reduce      per (window, segment of buckets): running sums, times 2^(c w) (the window's
+                weight: no sequential Horner pass); then, launched again per level, sums
+                of SUM_PER points until one is left, written to ``out`` (XYZZ)
+
+All point data lives in one (4L, slots) ``points`` array: chunk sums, then the 0/1 sums,
+then the segment results, then the reduce threads' own slots, then the level sums.
+Every kernel is a grid-stride loop, so the simulator can run a few threads (it spends ~1 ms
+per simulated thread on scheduling alone, more than a tiny MSM's arithmetic). Kernels
+never allocate, synchronize or copy.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import config, cuda, int32, int64, uint32
+
+from numba_cuzk.curve.params import CurveParams
+from numba_cuzk.curve.points import point_ops
+from numba_cuzk.field.carry import opaque
+from numba_cuzk.field.target import local_u32
+from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, N, load_scalar, scalar_kind, signed_digit
+
+SIMULATOR = bool(config.ENABLE_CUDASIM)
+THREADS = 4 if SIMULATOR else 128  # per block: point kernels (G1 ~ 200 registers per thread)
+SIM_BLOCKS = 2  # grid of the grid-stride kernels in the simulator (the GPU covers all items)
+# per block of the scan (static shared arrays). One in the simulator, whose syncthreads
+# costs ~10 ms; the block scan then reduces to the serial loops (GPU tests cover the rest).
+SCAN_THREADS = 1 if SIMULATOR else 256
+# Buckets per reduce thread: a window of B buckets gets B / SEGMENT_BUCKETS threads (2^20:
+# 512 per window, 8192 in all; 2^24: 8192 per window), each ~2 * 64 additions plus its
+# window's c*w doublings (~6% of the bucket additions at 2^20-2^24: the price of having no
+# sequential Horner pass). The simulator runs one segment per window.
+SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 64
+ONES_PER = 64  # indices per thread of the 0/1 path
+SUM_PER = 16  # points per thread and level of the final sum
+SIGN_BIT = np.uint32(1 << 31)
+INDEX_MASK = np.uint32((1 << 31) - 1)
+_U31 = np.uint32(31)
+
+
+@cuda.jit
+def classify(scalars, montgomery, c, windows, kinds, counts):
+    """kinds[i] <- kind of scalar i; counts[w, |d_w| - 1] += 1 for its nonzero digits."""
+    k = local_u32(N)
+    for i in range(cuda.grid(1), scalars.shape[1], cuda.gridsize(1)):
+        load_scalar(k, scalars, i, montgomery)
+        kind = scalar_kind(k)
+        kinds[i] = kind
+        if kind == KIND_OTHER:
+            for w in range(windows):
+                d = signed_digit(k, w, c)
+                if d != 0:
+                    cuda.atomic.add(counts, (w, abs(d) - 1), int32(1))
+
+
+@cuda.jit
+def scan(counts, chunk, offsets, cursors, chunk_offsets):
+    """Block w: offsets[w, b] = sum_{b' < b} counts[w, b'] (offsets[w, B] = total), the
+    same for chunks (ceil(count / chunk)) in chunk_offsets; cursors = offsets; counts = 0."""
+    totals = cuda.shared.array(SCAN_THREADS, int32)
+    chunk_totals = cuda.shared.array(SCAN_THREADS, int32)
+    t = cuda.threadIdx.x
+    buckets = counts.shape[1]
+    per = (buckets + SCAN_THREADS - 1) // SCAN_THREADS
+    start = min(t * per, buckets)
+    stop = min(start + per, buckets)
+    for w in range(cuda.blockIdx.x, counts.shape[0], cuda.gridDim.x):
+        _scan_window(counts, chunk, offsets, cursors, chunk_offsets, totals, chunk_totals, w, t, start, stop)
+
+
+@cuda.jit(device=True)
+def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, totals, chunk_totals, w, t, start, stop):
+    buckets = counts.shape[1]
+    total = int32(0)
+    chunk_total = int32(0)
+    for b in range(start, stop):
+        x = counts[w, b]
+        total += x
+        chunk_total += (x + chunk - 1) // chunk
+    totals[t] = total
+    chunk_totals[t] = chunk_total
+    if SCAN_THREADS > 1:
+        cuda.syncthreads()
+    step = 1
+    while step < SCAN_THREADS:  # Hillis-Steele inclusive scan of the thread totals
+        a = int32(0)
+        e = int32(0)
+        if t >= step:
+            a = totals[t - step]
+            e = chunk_totals[t - step]
+        cuda.syncthreads()
+        totals[t] += a
+        chunk_totals[t] += e
+        cuda.syncthreads()
+        step *= 2
+    run = totals[t] - total
+    chunk_run = chunk_totals[t] - chunk_total
+    for b in range(start, stop):
+        x = counts[w, b]
+        offsets[w, b] = run
+        cursors[w, b] = run
+        chunk_offsets[w, b] = chunk_run
+        run += x
+        chunk_run += (x + chunk - 1) // chunk
+        counts[w, b] = 0
+    if t == SCAN_THREADS - 1:
+        offsets[w, buckets] = run
+        chunk_offsets[w, buckets] = chunk_run
+    if SCAN_THREADS > 1:
+        cuda.syncthreads()  # the next window reuses the shared totals
+
+
+@cuda.jit
+def scatter(scalars, montgomery, c, windows, kinds, cursors, entries):
+    """entries[w, slot] = i | (d_w < 0) << 31 at the next slot of bucket |d_w| - 1."""
+    k = local_u32(N)
+    for i in range(cuda.grid(1), scalars.shape[1], cuda.gridsize(1)):
+        if kinds[i] != KIND_OTHER:
+            continue
+        load_scalar(k, scalars, i, montgomery)
+        for w in range(windows):
+            d = signed_digit(k, w, c)
+            if d != 0:
+                slot = cuda.atomic.add(cursors, (w, abs(d) - 1), int32(1))
+                entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31)
+
+
+@lru_cache(maxsize=None)
+def curve_kernels(curve: CurveParams) -> dict:
+    """``accumulate`` and ``reduce`` for ``curve`` (G1 or G2), compiled on first use.
+
+    Each has ONE call site of a point addition: NVVM inlines the whole formula (with its
+    doubling branch) at every site, and a G2 site costs ~20 s of compilation. So reduce
+    runs its running sums, scalings and tree levels as a sequence of ``dst = s1 + s2``
+    operations on columns of the one ``points`` array (doubling is s1 = s2), computed by a
+    small state machine around a single ``xyzz_add``.
+    """
+    P = point_ops(curve)
+    L = P.limbs
+    X = 4 * L  # limbs of an XYZZ point
+    load, store = P.load, P.store
+    xyzz_neg, xyzz_set_identity = P.xyzz_neg, P.xyzz_set_identity
+    add_mixed, add = P.xyzz_add_mixed, P.xyzz_add
+
+    @cuda.jit
+    def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points):
+        """Item g < ones0 = windows * max_chunks: chunk j of window w (g = w * max_chunks + j)
+        -> points[:, g]. Item g >= ones0: the 0/1 path, the sum of the bases i with
+        scalar 1 in [(g - ones0) * ones_per, + ones_per) -> points[:, g]."""
+        acc = local_u32(X)
+        buckets = offsets.shape[1] - 1
+        max_chunks = ones0 // offsets.shape[0]
+        n = kinds.shape[0]
+        items = ones0 + (n + ones_per - 1) // ones_per
+        for g in range(cuda.grid(1), items, cuda.gridsize(1)):
+            if g < ones0:
+                w = g // max_chunks
+                j = g - w * max_chunks
+                if j >= chunk_offsets[w, buckets]:
+                    continue
+                lo = 0  # invariant chunk_offsets[w, lo] <= j < chunk_offsets[w, hi]
+                hi = buckets
+                while hi - lo > 1:
+                    mid = (lo + hi) >> 1
+                    if chunk_offsets[w, mid] <= j:
+                        lo = mid
+                    else:
+                        hi = mid
+                start = offsets[w, lo] + (j - chunk_offsets[w, lo]) * chunk
+                stop = min(start + chunk, offsets[w, lo + 1])
+            else:
+                w = -1
+                start = (g - ones0) * ones_per
+                stop = min(start + ones_per, n)
+            xyzz_set_identity(acc)
+            for s in range(start, stop):
+                if w >= 0:
+                    e = entries[w, s]
+                    index = int64(e & INDEX_MASK)
+                    negative = (e & SIGN_BIT) != uint32(0)
+                elif kinds[s] == KIND_ONE:
+                    index = int64(s)
+                    negative = False
+                else:
+                    continue
+                # acc - P = -(-acc + P): negating acc (two Fq subtractions) lets the affine
+                # base stay in global memory, read by the formula where it needs it: 24
+                # (G1) / 48 (G2) registers fewer than a local copy (G2 then spills less).
+                if negative:
+                    xyzz_neg(acc, acc)
+                add_mixed(acc, acc, bases[:, index])
+                if negative:
+                    xyzz_neg(acc, acc)
+            store(points, g, acc, 4)
+
+    @cuda.jit
+    def reduce(points, chunk_offsets, c, max_chunks, segments, seg0, tmp0, src, count, per, dst, out):
+        """Two modes, as a grid-stride loop over items.
+
+        segments > 0: item (w, t) of windows x segments sums the buckets [t S, (t+1) S) of
+        window w (S = B / segments) by running sums over their chunk sums (points[:, w *
+        max_chunks + j]): TOT = sum (b - lo + 1) B_b, ACC = sum B_b; then
+        2^(c w) (lo ACC + TOT) -> points[:, seg0 + item] (its own slots ACC, TOT, and
+        the result Y at tmp0 + 3 item + 0, 1, 2).
+        segments == 0: item g sums points[:, src + g per .. + per) (of ``count``) into
+        points[:, dst + g]; with count <= per (one item), the sum also goes to out[:, 0]
+        (XYZZ: an affine conversion here, one inversion, would cost ~20 s of compilation).
+        """
+        a = local_u32(X)
+        b = local_u32(X)
+        windows = chunk_offsets.shape[0]
+        buckets = chunk_offsets.shape[1] - 1
+        items = windows * segments if segments > 0 else (count + per - 1) // per
+        for item in range(cuda.grid(1), items, cuda.gridsize(1)):
+            xyzz_set_identity(a)
+            w = lo = acc = tot = y = bucket = j = k = stop = s1 = s2 = int64(0)
+            phase = 0
+            bit = int64(c) - 1
+            pending = False
+            doublings = int64(0)
+            if segments > 0:
+                w = item // segments
+                size = buckets // segments
+                lo = (item - w * segments) * size
+                acc = tmp0 + 3 * item
+                tot = acc + 1
+                y = acc + 2
+                store(points, acc, a, 4)
+                store(points, tot, a, 4)
+                store(points, y, a, 4)
+                bucket = lo + size - 1
+                j = int64(chunk_offsets[w, bucket])
+                doublings = int64(opaque(uint32(c))) * w
+                result = seg0 + item
+            else:
+                k = src + item * per
+                stop = min(k + per, src + count)
+                result = dst + item
+                store(points, result, a, 4)
+            while True:
+                target = int64(-1)
+                if segments > 0:
+                    if phase == 0:  # chunks of bucket, then TOT += ACC; buckets downwards
+                        if j < chunk_offsets[w, bucket + 1]:
+                            target, s1, s2 = acc, acc, w * max_chunks + j
+                            j += 1
+                        else:
+                            target, s1, s2 = tot, tot, acc
+                            bucket -= 1
+                            if bucket < lo:
+                                phase = 1
+                            else:
+                                j = int64(chunk_offsets[w, bucket])
+                    elif phase == 1:  # Y = lo ACC by double-and-add over c bits
+                        if pending:
+                            target, s1, s2 = y, y, acc
+                            pending = False
+                            bit -= 1
+                        elif bit >= 0:
+                            target, s1, s2 = y, y, y
+                            if (lo >> bit) & 1:
+                                pending = True
+                            else:
+                                bit -= 1
+                        else:
+                            target, s1, s2 = y, y, tot
+                            phase = 2
+                    elif doublings > 0:  # Y = 2^(c w) Y
+                        target, s1, s2 = y, y, y
+                        doublings -= 1
+                    else:
+                        target, s1, s2 = result, y, y  # Y + identity would double: copy below
+                        phase = 3
+                elif k < stop:
+                    target, s1, s2 = result, result, k
+                    k += 1
+                if target < 0:
+                    break
+                if segments > 0 and phase == 3:
+                    load(a, points, s1, 4)
+                    store(points, target, a, 4)
+                    break
+                load(a, points, s1, 4)
+                load(b, points, s2, 4)
+                add(a, a, b)
+                store(points, target, a, 4)
+            if segments == 0 and count <= per:
+                load(a, points, result, 4)
+                store(out, 0, a, 4)
+
+    return {"accumulate": accumulate, "reduce": reduce}

@@ -1,0 +1,237 @@
+"""Host side of the MSM: validation, resident bases, cached workspaces, launches.
+
+    result = msm_g1(bases, scalars)          # sum_i scalars[i] * bases[i], XYZZ
+
+- ``bases``: a ``Bases`` (``upload_bases`` puts a curve's affine points on the GPU once,
+  for many MSMs) or a bare (2L, m) uint32 array of affine points in the curve layout
+  (Montgomery coordinates, identity = (0, 0); L = 12 for G1, 24 for G2).
+- ``scalars``: (8, n) uint32 Fr elements, n <= m (the first n bases are used), canonical
+  (default) or Montgomery form (``montgomery=True``: each scalar is multiplied by R^-1).
+  Scalars >= r are reduced mod r (k and k mod r give the same point on the subgroup).
+- Device bases run on the GPU; host scalars are then copied into the workspace first.
+  numpy bases run on the CPU backend (cpu.py); device scalars are then copied to the host.
+- Result: one XYZZ point (X, Y, ZZ, ZZZ), a (4L, 1) column in the curve layout (device
+  array on the GPU, numpy on the CPU), written into ``out`` if given (no allocation at all
+  in steady state), nothing synchronized. ``to_point`` reads it as the reference's affine
+  tuple (None for the identity, which is any column with ZZ = 0). XYZZ, not affine: the
+  one inversion of an on-device conversion would add ~20 s of kernel compilation per
+  curve; the host converts one point in well under a millisecond, and further point
+  arithmetic on the GPU (C = L + H + ...) wants XYZZ anyway. n = 0 gives the identity.
+
+GPU pipeline (kernels.py, on ``stream``): classify -> scan -> scatter (counting sort of
+the signed digits by bucket) -> accumulate (chunks of one bucket, mixed adds; and the 0/1
+sums) -> reduce (running sums per segment of buckets, each scaled by its window's 2^(cw))
+-> reduce levels (sums of 16 points until one is left, copied to ``out``): 6 + log16(n/64 +
+windows * segments) launches, 9-11 at 2^16-2^24. The window plan is plan.py's (override
+with ``window``/``chunk``).
+
+0/1 fast path: always on (threshold 0). classify writes a byte per scalar (0, 1, other);
+only "other" scalars get digits; the bases of scalars 1 are summed by accumulate's extra
+items (ONES_PER = 64 consecutive scalars each, then the level sums): n byte reads when
+there are none. Without it every 1 would land in window 0's first bucket, one giant
+bucket summed by one thread.
+
+Giant buckets (many equal scalars other than 0/1): the accumulation still splits them into
+chunks of ``plan.chunk`` points summed in parallel, but the reduction adds a bucket's chunk
+sums in one thread: ~n / chunk full additions, e.g. 2^16 equal scalars -> 2048 additions
+in a row (a few ms). Correct, slower than random scalars.
+
+Workspaces: one per (GPU, curve, plan), cached on first use and reused by every call of
+that shape (``clear_cache`` drops them); calls of one shape on different streams at the
+same time must not share it. Device memory per workspace: entries and digit counts
+~ windows * (4 n + 16 * 2^(c-1)) bytes, XYZZ columns (16L bytes each) for
+windows * max_chunks chunk sums + n / 64 0/1 sums + a few per reduce thread
+(G1 2^24, c = 20: ~0.9 GB + ~2.7 GB), the scalar buffer 32 n bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import cuda
+
+from numba_cuzk.curve import layout
+from numba_cuzk.curve.params import G1, G2, CurveParams
+from numba_cuzk.curve.reference import g1, g2
+from numba_cuzk.field.params import FR
+from numba_cuzk.field.target import is_device_array
+from numba_cuzk.msm import kernels as K
+from numba_cuzk.msm.cpu import cpu_msm
+from numba_cuzk.msm.plan import Plan, make_plan
+
+
+@dataclass(frozen=True)
+class Bases:
+    """Affine points of one curve, (2L, m) uint32, resident where ``points`` lives."""
+
+    curve: CurveParams
+    points: object
+
+    @property
+    def count(self) -> int:
+        return int(self.points.shape[1])
+
+    @property
+    def on_device(self) -> bool:
+        return is_device_array(self.points)
+
+
+def upload_bases(points, curve: CurveParams, stream=None) -> Bases:
+    """Affine (2L, m) uint32 points -> ``Bases`` on the GPU (a device array is kept as is)."""
+    _check_points(points, curve)
+    if not is_device_array(points):
+        points = cuda.to_device(np.ascontiguousarray(points), stream=stream or 0)
+    return Bases(curve, points)
+
+
+def host_bases(points, curve: CurveParams) -> Bases:
+    """``Bases`` for the CPU backend (a numpy copy of device points)."""
+    _check_points(points, curve)
+    host = points.copy_to_host() if is_device_array(points) else np.ascontiguousarray(points)
+    return Bases(curve, host)
+
+
+class Workspace:
+    """Device buffers of one (curve, plan); see the module docstring for sizes.
+
+    ``points`` (4L, slots) XYZZ columns: [0, ones0) chunk sums (max_chunks per window),
+    [ones0, seg0) the 0/1 sums, [seg0, tmp0) segment results, [tmp0, level0) three slots
+    per reduce thread, then two ping-pong regions for the level sums.
+    """
+
+    def __init__(self, curve: CurveParams, plan: Plan) -> None:
+        L = curve.limbs
+        w, b, n = plan.windows, plan.buckets, plan.n
+        self.segments = max(1, b // K.SEGMENT_BUCKETS)  # reduce threads per window
+        self.ones0 = w * plan.max_chunks
+        self.seg0 = self.ones0 + -(-n // K.ONES_PER)
+        self.tmp0 = self.seg0 + w * self.segments
+        self.level0 = self.tmp0 + 3 * w * self.segments
+        self.level_size = -(-(self.tmp0 - self.ones0) // K.SUM_PER)
+        self.scalars = cuda.device_array((FR.limbs, n), dtype=np.uint32)
+        self.kinds = cuda.device_array(n, dtype=np.uint8)
+        self.counts = cuda.to_device(np.zeros((w, b), dtype=np.int32))  # scan re-zeroes it
+        self.offsets = cuda.device_array((w, b + 1), dtype=np.int32)
+        self.cursors = cuda.device_array((w, b), dtype=np.int32)
+        self.chunk_offsets = cuda.device_array((w, b + 1), dtype=np.int32)
+        self.entries = cuda.device_array((w, n), dtype=np.uint32)
+        self.points = cuda.device_array((4 * L, self.level0 + 2 * self.level_size), dtype=np.uint32)
+
+
+_workspaces: dict = {}
+
+
+def workspace(curve: CurveParams, plan: Plan) -> Workspace:
+    key = (_device_id(), curve.name, plan)
+    if key not in _workspaces:
+        _workspaces[key] = Workspace(curve, plan)
+    return _workspaces[key]
+
+
+def clear_cache() -> None:
+    _workspaces.clear()
+
+
+def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = False,
+        window: int | None = None, chunk: int | None = None, out=None, stream=None):
+    """sum_i scalars[i] * bases[i] as a (4L, 1) XYZZ point; see the module docstring."""
+    if not isinstance(bases, Bases):
+        if curve is None:
+            raise ValueError("msm: pass a Bases or the curve of a bare point array")
+        bases = Bases(curve, bases)
+    curve = bases.curve
+    _check_points(bases.points, curve)
+    n = _check_scalars(scalars, bases.count)
+    L = curve.limbs
+    if out is not None and (out.dtype != np.uint32 or tuple(out.shape) != (4 * L, 1)
+                            or is_device_array(out) != bases.on_device):
+        raise ValueError(f"out must be a uint32 ({4 * L}, 1) array on the bases' side, got {out.dtype} {out.shape}")
+    if not bases.on_device:
+        host_scalars = scalars.copy_to_host() if is_device_array(scalars) else np.ascontiguousarray(scalars)
+        result = np.zeros((4 * L, 1), dtype=np.uint32) if out is None else out
+        if n:
+            plan = make_plan(n, window, chunk)
+            cpu_msm(curve)(bases.points, host_scalars, montgomery, plan.c, plan.windows, result)
+        else:
+            result[:] = 0
+        return result
+    stream = stream or cuda.default_stream()
+    if out is None:
+        out = cuda.device_array((4 * L, 1), dtype=np.uint32, stream=stream)
+    if n == 0:
+        out.copy_to_device(np.zeros((4 * L, 1), dtype=np.uint32), stream=stream)
+        return out
+    plan = make_plan(n, window, chunk)
+    ws = workspace(curve, plan)
+    if not is_device_array(scalars):
+        ws.scalars.copy_to_device(np.ascontiguousarray(scalars), stream=stream)
+        scalars = ws.scalars
+    _launch(curve, plan, ws, bases.points, scalars, bool(montgomery), out, stream)
+    return out
+
+
+def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream) -> None:
+    kern = K.curve_kernels(curve)
+    n, c, windows = plan.n, plan.c, plan.windows
+    per_scalar = _grid(n)
+    per_window = K.SIM_BLOCKS if K.SIMULATOR else windows
+    K.classify[per_scalar, K.THREADS, stream](scalars, montgomery, c, windows, ws.kinds, ws.counts)
+    K.scan[per_window, K.SCAN_THREADS, stream](ws.counts, plan.chunk, ws.offsets, ws.cursors, ws.chunk_offsets)
+    K.scatter[per_scalar, K.THREADS, stream](scalars, montgomery, c, windows, ws.kinds, ws.cursors, ws.entries)
+    kern["accumulate"][_grid(ws.seg0), K.THREADS, stream](
+        bases, ws.entries, ws.offsets, ws.chunk_offsets, plan.chunk, ws.kinds, K.ONES_PER, ws.ones0, ws.points)
+    reduce = kern["reduce"]
+    items = windows * ws.segments
+    reduce[_grid(items), K.THREADS, stream](ws.points, ws.chunk_offsets, c, plan.max_chunks, ws.segments, ws.seg0,
+                                            ws.tmp0, 0, 0, 1, 0, out)
+    src, count = ws.ones0, ws.tmp0 - ws.ones0  # the 0/1 sums and the segment results
+    level = 0
+    while True:  # levels of SUM_PER-point sums; the last also writes ``out``
+        dst = ws.level0 + (level % 2) * ws.level_size
+        reduce[_grid(-(-count // K.SUM_PER)), K.THREADS, stream](
+            ws.points, ws.chunk_offsets, c, plan.max_chunks, 0, ws.seg0, ws.tmp0, src, count, K.SUM_PER, dst, out)
+        if count <= K.SUM_PER:
+            break
+        src, count, level = dst, -(-count // K.SUM_PER), level + 1
+
+
+def _grid(items: int) -> int:
+    """Blocks of a grid-stride kernel: one thread per item on the GPU, a few simulated."""
+    return K.SIM_BLOCKS if K.SIMULATOR else max(1, (items + K.THREADS - 1) // K.THREADS)
+
+
+def msm_g1(bases, scalars, **options):
+    """msm over G1 (bare arrays are read as G1 points)."""
+    return msm(bases, scalars, curve=G1, **options) if not isinstance(bases, Bases) else msm(bases, scalars, **options)
+
+
+def msm_g2(bases, scalars, **options):
+    """msm over G2 (bare arrays are read as G2 points)."""
+    return msm(bases, scalars, curve=G2, **options) if not isinstance(bases, Bases) else msm(bases, scalars, **options)
+
+
+def to_point(result, curve: CurveParams):
+    """A (4L, 1) XYZZ result (host or device) -> reference affine tuple, None for the identity."""
+    xyzz = layout.limbs_to_points(result, curve, "xyzz")[0]
+    return (g1 if curve.degree == 1 else g2).from_xyzz(xyzz)
+
+
+def _device_id():
+    return cuda.get_current_device().id if not K.SIMULATOR else 0
+
+
+def _check_points(points, curve: CurveParams) -> None:
+    shape = tuple(points.shape)
+    if points.dtype != np.uint32 or len(shape) != 2 or shape[0] != 2 * curve.limbs:
+        raise ValueError(f"{curve.name} bases must be uint32 of shape ({2 * curve.limbs}, m), got "
+                         f"{points.dtype} {shape}")
+
+
+def _check_scalars(scalars, count: int) -> int:
+    shape = tuple(scalars.shape)
+    if scalars.dtype != np.uint32 or len(shape) != 2 or shape[0] != FR.limbs:
+        raise ValueError(f"scalars must be uint32 of shape ({FR.limbs}, n), got {scalars.dtype} {shape}")
+    if shape[1] > count:
+        raise ValueError(f"{shape[1]} scalars for {count} bases")
+    return int(shape[1])

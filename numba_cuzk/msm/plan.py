@@ -1,0 +1,77 @@
+"""Window plan of one MSM: window bits c, window count, buckets, chunk size.
+
+Signed (Booth) digits: a canonical scalar k < r < 2^255 is written k = sum_w d_w 2^(c w)
+with d_w in [-2^(c-1), 2^(c-1)] (digits.py), so window w needs 2^(c-1) buckets (bucket
+|d| - 1; the sign flips the base's y). The top window absorbs the last carry when
+c * windows >= 256, hence ``windows = ceil(256 / c)``.
+
+Cost model (in mixed additions, the unit of the bucket phase):
+    windows * (n + REDUCE_WEIGHT * 2^(c-1))
+n adds to fill the buckets, and the running-sum reduction's 2 full XYZZ additions per
+bucket (12M+2S each, against 8M+2S for a mixed add: weight 2 * 1.4). It is minimized over
+c in [MIN_BITS, MAX_BITS]; at 2^20 that picks c = 16 (16 windows, 32768 buckets), at 2^24
+c = 20 (13 windows). The Horner combination (256 doublings in one thread) does not depend
+on c.
+
+Chunks: the accumulation gives each thread at most ``chunk`` points of one bucket (a
+power of two near the mean bucket size n / 2^(c-1)), so random scalars keep the threads
+of a warp evenly loaded and a giant bucket (all scalars equal) is still split across
+threads; its chunk sums are then added by one thread of the reduction (n / chunk full
+additions: see pippenger.py's docstring).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCALAR_BITS = 255  # r < 2^255
+DIGIT_BITS = SCALAR_BITS + 1  # room for the top window's carry
+MIN_BITS, MAX_BITS = 2, 22
+REDUCE_WEIGHT = 2.8
+MIN_CHUNK, MAX_CHUNK = 8, 256
+
+
+@dataclass(frozen=True)
+class Plan:
+    """c: window bits; windows: ceil(256 / c); buckets: 2^(c-1) per window;
+    chunk: most points one accumulation thread sums; max_chunks: bound on the chunks of
+    one window (sum over buckets of ceil(count / chunk) <= n / chunk + buckets)."""
+
+    n: int
+    c: int
+    chunk: int
+
+    @property
+    def windows(self) -> int:
+        return -(-DIGIT_BITS // self.c)
+
+    @property
+    def buckets(self) -> int:
+        return 1 << (self.c - 1)
+
+    @property
+    def max_chunks(self) -> int:
+        return -(-self.n // self.chunk) + self.buckets
+
+
+def cost(n: int, c: int) -> float:
+    """Modelled additions of the bucket phase (see the module docstring)."""
+    return -(-DIGIT_BITS // c) * (n + REDUCE_WEIGHT * (1 << (c - 1)))
+
+
+def best_window(n: int) -> int:
+    """The c in [MIN_BITS, MAX_BITS] of least ``cost`` (the smaller c on ties)."""
+    return min(range(MIN_BITS, MAX_BITS + 1), key=lambda c: (cost(max(n, 1), c), c))
+
+
+def make_plan(n: int, window: int | None = None, chunk: int | None = None) -> Plan:
+    """The plan for n scalars; ``window`` and ``chunk`` override the choices (tuning)."""
+    c = best_window(n) if window is None else window
+    if not MIN_BITS <= c <= MAX_BITS:
+        raise ValueError(f"window bits must be in [{MIN_BITS}, {MAX_BITS}], got {c}")
+    if chunk is None:
+        mean = max(1, n >> (c - 1))
+        chunk = min(MAX_CHUNK, max(MIN_CHUNK, 1 << (mean - 1).bit_length()))
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    return Plan(n=n, c=c, chunk=chunk)

@@ -1,0 +1,196 @@
+"""msm_g1 / msm_g2 on both backends against the naive reference (reference.py) and
+py-arkworks-bls12381, on random inputs and every edge case: zero scalars, scalars >= r,
+Montgomery scalars, the identity among bases, repeated bases, all-equal scalars (one giant
+bucket), mostly-0/1 scalars (the fast path), a single point, n not a power of two, n = 0,
+fewer scalars than bases, and window/chunk overrides.
+
+``backend``: "cpu" (numpy arrays: the CPU backend) and "gpu" (device arrays, marked gpu:
+the simulator in CI with tens of points, the H200 with -m gpu up to 2^16 + 3).
+"""
+
+import random
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from numba_cuzk.curve import layout
+from numba_cuzk.curve.params import G1, G2
+from numba_cuzk.msm import host_bases, msm, msm_g1, msm_g2, reference as ref, to_point, upload_bases
+from numba_cuzk.msm.plan import make_plan
+from tests.conftest import SIMULATOR
+from tests.msm import inputs
+
+BACKENDS = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
+CURVES = [G1, G2]
+N = 12  # points per case in CI: enough for repeated digits, small for the simulator
+ARK_LOG = 12
+GPU_ARK_LOGS = [] if SIMULATOR else [12, 16]
+
+
+@pytest.fixture(params=BACKENDS, scope="module")
+def backend(request):
+    return request.param
+
+
+@pytest.fixture(params=CURVES, ids=lambda c: c.name, scope="module")
+def curve(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def points(curve):
+    pts = inputs.multiples(curve, N, random.Random(11))
+    pts[3] = None  # the identity among the bases
+    pts[5] = pts[4]  # a repeated base
+    return pts
+
+
+def bases_for(backend, pts, curve):
+    arr = layout.points_to_limbs(pts, curve)
+    return upload_bases(arr, curve) if backend == "gpu" else host_bases(arr, curve)
+
+
+def run(backend, bases, values, curve, **options):
+    """MSM of int scalars (already in the form ``options`` says) -> reference point."""
+    limbs = inputs.scalar_limbs(values)
+    scalars = cuda.to_device(limbs) if backend == "gpu" else limbs
+    return to_point(msm(bases, scalars, **options), curve)
+
+
+def expect(curve, pts, values):
+    return ref.msm(inputs.reference_curve(curve), pts, values)
+
+
+def test_random_with_edge_scalars(backend, curve, points):
+    rng = random.Random(1)
+    values = [rng.randrange(inputs.R) for _ in range(N)]
+    values[0], values[1], values[2] = 0, 1, inputs.R - 1
+    values[6] = inputs.R + 5  # >= r: reduced mod r
+    values[7] = 2**256 - 1
+    values[4] = values[5]  # repeated base with an equal scalar: a doubling in a bucket
+    bases = bases_for(backend, points, curve)
+    assert run(backend, bases, values, curve) == expect(curve, points, values)
+
+
+def test_montgomery_form(backend, curve, points):
+    rng = random.Random(2)
+    values = [rng.randrange(inputs.R) for _ in range(N)]
+    values[0], values[1] = 0, 1
+    bases = bases_for(backend, points, curve)
+    got = run(backend, bases, inputs.to_montgomery(values), curve, montgomery=True)
+    assert got == expect(curve, points, values)
+
+
+def test_all_equal_scalars(backend, curve, points):
+    k = random.Random(3).randrange(inputs.R)
+    values = [k] * N
+    bases = bases_for(backend, points, curve)
+    assert run(backend, bases, values, curve, chunk=2) == expect(curve, points, values)
+
+
+def test_mostly_zero_and_one(backend, curve, points):
+    rng = random.Random(4)
+    values = [rng.choice([0, 1, 1, 0, 1]) for _ in range(N)]
+    values[9] = rng.randrange(inputs.R)
+    bases = bases_for(backend, points, curve)
+    assert run(backend, bases, values, curve) == expect(curve, points, values)
+
+
+def test_single_point_and_prefix(backend, curve, points):
+    """n = 1, and fewer scalars than bases (the first n bases are used)."""
+    bases = bases_for(backend, points, curve)
+    k = random.Random(5).randrange(inputs.R)
+    assert run(backend, bases, [k], curve) == expect(curve, points[:1], [k])
+    values = [7, 0, 2**200 + 3, 1, 5]
+    assert run(backend, bases, values, curve) == expect(curve, points[:5], values)
+
+
+def test_empty_is_identity(backend, curve, points):
+    bases = bases_for(backend, points, curve)
+    assert run(backend, bases, [], curve) is None
+
+
+def test_all_zero_and_cancelling(backend, curve, points):
+    """Zero scalars give the identity; k P + (r - k) P cancels (P + (-P) in a bucket)."""
+    bases = bases_for(backend, points, curve)
+    assert run(backend, bases, [0] * N, curve) is None
+    k = random.Random(6).randrange(inputs.R)
+    pair = [points[0], points[0]]
+    assert run(backend, bases_for(backend, pair, curve), [k, inputs.R - k], curve) is None
+
+
+@pytest.mark.parametrize("window", [2, 5])
+def test_window_overrides(backend, window):
+    """Other window sizes (many windows, several chunks per bucket) on G1."""
+    pts = inputs.multiples(G1, N, random.Random(12))
+    rng = random.Random(7)
+    values = [rng.randrange(inputs.R) for _ in range(N)]
+    values[3] = values[8]
+    bases = bases_for(backend, pts, G1)
+    assert run(backend, bases, values, G1, window=window, chunk=1) == expect(G1, pts, values)
+
+
+def test_bare_arrays_and_validation():
+    pts = inputs.multiples(G1, 4, random.Random(13))
+    arr = layout.points_to_limbs(pts, G1)
+    values = [3, 1, 4, 1]
+    assert to_point(msm_g1(arr, inputs.scalar_limbs(values)), G1) == expect(G1, pts, values)
+    with pytest.raises(ValueError):
+        msm_g2(arr, inputs.scalar_limbs(values))  # G1 limbs read as G2 bases
+    with pytest.raises(ValueError):
+        msm_g1(arr, inputs.scalar_limbs(values + [1]))  # more scalars than bases
+    with pytest.raises(ValueError):
+        msm_g1(arr, inputs.scalar_limbs(values).astype(np.uint64))
+    with pytest.raises(ValueError):
+        make_plan(16, window=30)
+
+
+def ark_case(curve, log_n: int, seed: int):
+    n = (1 << log_n) + 3  # not a power of two
+    pts = inputs.ark_multiples(curve, n, seed)
+    scalars = inputs.random_scalar_limbs(n, np.random.default_rng(seed))
+    scalars[:, :3] = 0
+    scalars[0, 1] = 1
+    return pts, inputs.ark_points_to_limbs(pts, curve), scalars
+
+
+def test_cpu_against_arkworks():
+    """The CPU backend at 2^12 + 3 against py-arkworks-bls12381 (G1)."""
+    pts, arr, scalars = ark_case(G1, ARK_LOG, 21)
+    got = to_point(msm_g1(host_bases(arr, G1), scalars), G1)
+    assert got == inputs.ark_to_reference(inputs.ark_msm(pts, scalars, G1), G1)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(SIMULATOR, reason="2^12 points is too many for the simulator")
+@pytest.mark.parametrize("log_n", [12, 16])
+def test_gpu_against_arkworks(curve, log_n):
+    pts, arr, scalars = ark_case(curve, log_n, 22 + log_n)
+    bases = upload_bases(arr, curve)
+    want = inputs.ark_to_reference(inputs.ark_msm(pts, scalars, curve), curve)
+    assert to_point(msm(bases, scalars), curve) == want  # scalars uploaded from the host
+    assert to_point(msm(bases, cuda.to_device(scalars)), curve) == want
+    mont = inputs.scalar_limbs(inputs.to_montgomery(inputs.limbs_to_ints(scalars)))
+    assert to_point(msm(bases, cuda.to_device(mont), montgomery=True), curve) == want
+    bits = inputs.bits_scalar_limbs(scalars.shape[1], np.random.default_rng(log_n))
+    want_bits = inputs.ark_to_reference(inputs.ark_msm(pts, bits, curve), curve)
+    assert to_point(msm(bases, cuda.to_device(bits)), curve) == want_bits
+
+
+@pytest.mark.gpu
+def test_reduce_segments(monkeypatch):
+    """Several bucket segments per window (the GPU runs B / 64; the simulator 1 by default):
+    each segment adds lo * (its bucket sum) and its window's 2^(cw)."""
+    from numba_cuzk.msm import clear_cache, kernels
+
+    monkeypatch.setattr(kernels, "SEGMENT_BUCKETS", 4)  # window 5: 16 buckets, 4 segments
+    clear_cache()  # workspaces are sized by SEGMENT_BUCKETS
+    try:
+        pts = inputs.multiples(G1, N, random.Random(14))
+        rng = random.Random(8)
+        values = [rng.randrange(inputs.R) for _ in range(N)]
+        bases = bases_for("gpu", pts, G1)
+        assert run("gpu", bases, values, G1, window=5) == expect(G1, pts, values)
+    finally:
+        clear_cache()
