@@ -60,7 +60,6 @@ def _to_affine_pair(curve: CurveParams, form: str):
     L = P.limbs
     L2 = 2 * L
     D0 = (2 if form == "jacobian" else 3) * L  # the denominator: Z (Jacobian) or ZZZ (XYZZ)
-    D1 = D0 + L
     mul, sqr = field_call(F.mul, 3, L), field_call(F.sqr, 2, L)
     inv, is_zero, set_one, set_zero = field_call(F.inv, 2, L), F.is_zero, F.set_one, F.set_zero
     load_f, store_f = F.load, F.store

@@ -73,10 +73,12 @@ class FieldOps:
 @dataclass(frozen=True)
 class PrimeFieldOps(FieldOps):
     """FieldOps of a prime field, plus: to_mont(out, a), from_mont(out, a), pow(out, a, e)
-    with e canonical uint32 limbs (Fermat: inv = pow(a, p - 2)), and the portable
+    with e canonical uint32 limbs (Fermat: inv = pow(a, p - 2)), reduce_once(out, t)
+    (t - p if t >= p, for any t < 2p, e.g. a 256-bit scalar into Fr), and the portable
     mul_cios/sqr_cios that mul/sqr replace on CUDA (kept for benchmarks)."""
 
     params: FieldParams
+    reduce_once: Callable
     mul_cios: Callable
     sqr_cios: Callable
     to_mont: Callable
@@ -293,7 +295,7 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
         pow_(out, a, P_MINUS_2)
 
     return PrimeFieldOps(
-        params=params, limbs=N, load=load, store=store, copy=copy, set_zero=set_zero,
+        params=params, reduce_once=_reduce_once, limbs=N, load=load, store=store, copy=copy, set_zero=set_zero,
         set_one=set_one, is_zero=is_zero, eq=eq, select=select, add=add, sub=sub, neg=neg,
         dbl=dbl, mul=mul, sqr=sqr, mul_cios=mul_cios, sqr_cios=sqr_cios, to_mont=to_mont,
         from_mont=from_mont, pow=pow_, inv=inv,

@@ -20,33 +20,15 @@ import numpy as np
 from numba import int64, uint32, uint64
 
 from numba_cuzk.field.mont import device, fr_ops
-from numba_cuzk.field.params import FR
-from numba_cuzk.field.target import local_u32
 
 N = fr_ops.limbs  # 8 limbs of 32 bits
 KIND_ZERO, KIND_ONE, KIND_OTHER = 0, 1, 2  # the byte map of scalars (0/1 fast path)
 
-_R = tuple(np.uint64(x) for x in FR.modulus_limbs)
-_MASK = np.uint64(0xFFFFFFFF)
-_SIGN = np.uint64(63)
 _U0 = np.uint64(0)
 _U1 = np.uint64(1)
 _U32 = np.uint64(32)
 _from_mont = fr_ops.from_mont
-
-
-@device
-def _subtract_r_if_ge(k):
-    """k = k - r if k >= r (k < 2^256)."""
-    d = local_u32(N)
-    borrow = _U0
-    for j in range(N):
-        v = uint64(k[j]) - _R[j] - borrow
-        d[j] = uint32(v & _MASK)
-        borrow = v >> _SIGN
-    keep = uint32(0) - uint32(borrow)  # all ones when k < r
-    for j in range(N):
-        k[j] = (k[j] & keep) | (d[j] & ~keep)
+_reduce_once = fr_ops.reduce_once
 
 
 @device
@@ -54,8 +36,8 @@ def load_scalar(k, scalars, i, montgomery):
     """k (8,) <- scalar i of (8, n) ``scalars``, canonical in [0, r)."""
     for j in range(N):
         k[j] = scalars[j, i]
-    _subtract_r_if_ge(k)
-    _subtract_r_if_ge(k)
+    _reduce_once(k, k)  # k < 2^256 < 3r: two subtractions make it canonical
+    _reduce_once(k, k)
     if montgomery:
         _from_mont(k, k)
 
