@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # All GPU checks in one place, for the lent H200 (../shared/device/README.md):
-#   bench/gpu_check.sh COMMIT SECTION...   with SECTION in field, ntt, curve
+#   bench/gpu_check.sh COMMIT SECTION...   with SECTION in field, ntt, curve, msm
+#   SECTION:tests or SECTION:bench runs one half only.
 # For each section: the real-GPU run of its kernel tests (pytest -m gpu), then its
-# benchmark. Logs and results go to $OUT (or ./gpu-out). Carry .whl (fetch-wheels).
+# benchmark. Full logs and results go to $OUT (or ./gpu-out); stdout gets their tails.
+# Carry .whl (fetch-wheels).
 set -uo pipefail
 commit=$1; shift
 out=${OUT:-gpu-out}; mkdir -p "$out"
@@ -12,11 +14,18 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 fi
 export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1 NUMBA_CUZK_COMMIT=$commit
 status=0
-for section in "$@"; do
-    echo "=== $section: pytest -m gpu"
-    timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning \
-        "tests/$section" 2>&1 | tail -15 | tee "$out/$section-tests.log" || status=1
-    echo "=== $section: benchmark"
-    timeout 300 python3 -m "bench.$section" --out "$out/$section.json" 2>&1 | grep -v Warning | tee "$out/$section-bench.log" || status=1
+for arg in "$@"; do
+    section=${arg%%:*}; part=${arg#*:}; [ "$part" = "$arg" ] && part=all
+    if [ "$part" != bench ]; then
+        echo "=== $section: pytest -m gpu"
+        timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider --maxfail=5 \
+            -W ignore::numba.core.errors.NumbaPerformanceWarning "tests/$section" > "$out/$section-tests.log" 2>&1 || status=1
+        tail -15 "$out/$section-tests.log"
+    fi
+    if [ "$part" != tests ]; then
+        echo "=== $section: benchmark"
+        timeout 300 python3 -m "bench.$section" --out "$out/$section.json" > "$out/$section-bench.log" 2>&1 || status=1
+        grep -v Warning "$out/$section-bench.log" | tail -40
+    fi
 done
 exit $status
