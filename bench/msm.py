@@ -21,6 +21,7 @@ at least not return the identity. Usage:
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import time
 from functools import lru_cache
@@ -86,8 +87,9 @@ class BaseSet:
         _gather(self.curve)[blocks, 128](self.d1, self.d2, TABLE_LOG, n, pairs)
         dummy_offsets = cuda.to_device(np.zeros((1, 2), dtype=np.int32))
         dummy_out = cuda.device_array((X, 1), dtype=np.uint32)
+        dummy_buckets = cuda.to_device(np.zeros((1, 1), dtype=np.int32))
         K.curve_kernels(self.curve)["reduce"][blocks, K.THREADS](
-            pairs, dummy_offsets, 1, 0, 0, 0, 0, 0, 2 * n, 2, 2 * n, dummy_out)
+            pairs, dummy_offsets, dummy_buckets, 1, 0, 0, 0, 0, 0, 2 * n, 2, 2 * n, dummy_out)
         out = cuda.device_array((2 * self.curve.limbs, n), dtype=np.uint32)
         curve_kernels.to_affine(out, pairs[:, 2 * n:], self.curve, "xyzz")
         cuda.synchronize()
@@ -110,10 +112,11 @@ def add_rate(curve, bases, runs: int) -> float:
     d_entries = cuda.to_device(entries)
     kinds = cuda.to_device(np.zeros(1, dtype=np.uint8))  # one scalar 0: the 0/1 item sums nothing
     points = cuda.device_array((4 * curve.limbs, chunks + 1), dtype=np.uint32)
+    chunk_buckets = cuda.device_array((1, chunks), dtype=np.int32)
     blocks = (chunks + K.THREADS - 1) // K.THREADS
     kernel = K.curve_kernels(curve)["accumulate"]
     launch = lambda: kernel[blocks, K.THREADS](bases, d_entries, offsets, chunk_offsets, RATE_CHUNK, kinds,
-                                               K.ONES_PER, chunks, points)
+                                               K.ONES_PER, chunks, points, chunk_buckets)
     ms = common.median(common.device_time_ms(launch, runs=runs, warmup=1))
     return n / (ms * 1e-3) / 1e9
 
@@ -133,7 +136,9 @@ def ark_time_ms(points, scalars, curve, runs: int = 3) -> float:
     return common.median(times)
 
 
-def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng) -> list[dict]:
+def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng, out) -> list[dict]:
+    """Records of one curve, each size's appended to ``out`` as soon as it is measured
+    (a run cut short by a time limit keeps what it measured)."""
     records = []
     base_set = BaseSet(curve, max(max(logs), RATE_LOG))
     name = curve.name.lower()
@@ -143,8 +148,10 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng)
     del rate_bases
     records.append(common.record(f"msm_{name}_add_rate", rate, "G/s", device,
                                  {"chunk": RATE_CHUNK, "log_n": RATE_LOG, "kernel": "accumulate"}))
+    common.write(records[-1:], "msm", out)
     print(f"{curve.name} bucket add rate {rate:.3f} G/s ({time.perf_counter() - t0:.1f} s incl. compile)", flush=True)
     for log_n in logs:
+        first = len(records)
         t0 = time.perf_counter()
         n = 1 << log_n
         plan = make_plan(n)
@@ -189,6 +196,7 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng)
             ms_b = time_msm(bases, d_b, out, runs)
             records.append(common.record(f"msm_{name}_log{log_n}_bits", ms_b, "ms", device,
                                          params | {"share_01": 0.9}))
+        common.write(records[first:], "msm", out)
         print(f"{curve.name} 2^{log_n}: {ms:.2f} ms (floor {floor:.2f}) [{time.perf_counter() - t0:.1f} s]", flush=True)
         del bases, d_scalars
         clear_cache()
@@ -205,10 +213,11 @@ def main(argv=None) -> None:
     device = common.gpu_name()
     rng = np.random.default_rng(2026)
     t0 = time.perf_counter()
-    records = bench_curve(G1, [int(x) for x in args.g1.split(",") if x], args.runs, device, True, rng)
+    out = args.out or common.RESULTS / f"msm-{datetime.date.today().isoformat()}.json"
+    records = bench_curve(G1, [int(x) for x in args.g1.split(",") if x], args.runs, device, True, rng, out)
     if args.g2:
-        records += bench_curve(G2, [int(x) for x in args.g2.split(",")], args.runs, device, False, rng)
-    path = common.write(records, "msm", args.out)
+        records += bench_curve(G2, [int(x) for x in args.g2.split(",")], args.runs, device, False, rng, out)
+    path = out
     print(f"{'name':24s} {'value':>10s} {'floor ms':>9s} {'x floor':>8s}  peer")
     for r in records:
         p = r["params"]

@@ -195,5 +195,50 @@ def selfcheck(
     console.print(f"[green]all {len(results)} checks passed[/green]")
 
 
+@app.command()
+def timeline(
+    file: str = typer.Argument(..., metavar="FILE", help="A timeline (JSONL) written by the engine."),
+    png: str | None = typer.Option(None, "--png", help="Also draw the timeline as a Gantt chart to this PNG."),
+    as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
+    window: str = typer.Option("whole", "--window", help="whole: the whole run; steady: without warm-up and drain."),
+) -> None:
+    """Honest GPU utilization from a timeline: host brackets vs device-busy, idle time by cause,
+    kernel efficiency, synthesis/GPU balance."""
+    from numba_cuzk.timeline import analysis, reader, report
+
+    if window not in analysis.WINDOWS:
+        raise typer.BadParameter(f"{window!r} is not one of {', '.join(analysis.WINDOWS)}", param_hint="'--window'")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", reader.TimelineWarning)
+        try:
+            parsed = reader.read(file)
+            result = analysis.analyze(parsed, window)
+        except (OSError, ValueError) as exc:  # unreadable, not a timeline, or no steady state
+            raise typer.BadParameter(str(exc)) from exc
+    problems = [str(w.message) for w in caught if issubclass(w.category, reader.TimelineWarning)]
+    for problem in problems:
+        typer.echo(f"warning: {problem}", err=True)
+    if png:
+        _timeline_png(parsed, result, png)
+    if as_json:
+        typer.echo(json.dumps({"file": file, **report.to_dict(result), "warnings": problems}, indent=2))
+        return
+    for table in report.tables(result):
+        console.print(table)
+    if png:
+        console.print(f"wrote {png}")
+
+
+def _timeline_png(parsed, result, png: str) -> None:
+    try:
+        from numba_cuzk.timeline import plot
+
+        plot.gantt(parsed, result, png)
+    except ImportError as exc:
+        raise typer.BadParameter(f"drawing needs matplotlib (pip install 'numba-cuzk[plot]'): {exc}") from exc
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot write {png}: {exc}", param_hint="'--png'") from exc
+
+
 if __name__ == "__main__":
     app()

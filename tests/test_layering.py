@@ -1,8 +1,9 @@
 """Imports go one way: field <- curve <- msm, field <- ntt, all <- groth16 <- engine.
 
 ``timeline`` only reads the engine's events: it imports neither numba.cuda nor any compute
-package, so timelines can be drawn on a machine without CUDA. Only cli.py imports
-everything. Read with ``ast`` (nothing is imported); packages not written yet are skipped.
+package, so timelines can be drawn on a machine without CUDA. ``events`` (the timeline's
+schema and writer, shared by engine and timeline) imports no numba at all. Only cli.py
+imports everything. Read with ``ast`` (nothing is imported); packages not written yet are skipped.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ ALLOWED = {
     "timeline": set(),
 }
 LAYERS = set(ALLOWED)
-BASE = {"__init__", "_compat", "backend"}  # top-level modules below every layer
+BASE = {"__init__", "_compat", "backend", "events"}  # top-level modules below every layer
 NEEDS_CUDA = (LAYERS - {"timeline"}) | {"backend"}  # what timeline must not import
 CUDA_MODULE = "numba.cuda"
 
@@ -62,6 +63,8 @@ def violations(module: str, imports: set[str]) -> list[str]:
         target = name.split(".")
         if own == "timeline" and (name == CUDA_MODULE or name.startswith(CUDA_MODULE + ".")):
             problems.append(f"{module} imports {name}: timeline must run without CUDA")
+        if own == "events" and target[0] == "numba":
+            problems.append(f"{module} imports {name}: events is pure Python")
         if target[0] != "numba_cuzk" or len(target) == 1 or target[1] == own:
             continue  # third party, the package root (it runs _compat only), or its own package
         other = target[1]
@@ -112,6 +115,10 @@ def test_imports_follow_layers(package):
         ("numba_cuzk.timeline.render", "import numba.cuda.cudadrv", True),
         ("numba_cuzk.timeline.render", "from numba_cuzk import backend", True),
         ("numba_cuzk.timeline.render", "import json\nfrom .events import Event", False),
+        ("numba_cuzk.timeline.reader", "from numba_cuzk.events import EVENTS", False),
+        ("numba_cuzk.engine.worker", "from numba_cuzk.events import TimelineWriter", False),
+        ("numba_cuzk.events", "import json\nimport numba", True),
+        ("numba_cuzk.events", "from numba_cuzk import ntt", True),
         ("numba_cuzk.backend", "from numba_cuzk.field import kernels", True),
         ("numba_cuzk.__init__", "from numba_cuzk import _compat", False),
         ("numba_cuzk.__init__", "from . import engine", True),

@@ -27,6 +27,10 @@ from numba.cuda import extending as cuda_extending
 from numba_cuzk.field.mont import device
 
 _U32_PTR = types.CPointer(types.uint32)
+# CUDA overload implementations are separate functions that NVVM may leave as calls (the
+# G2 decode kernel kept three, with 1.9 KB of stack, and faulted on the H200): force them
+# inline like the field functions they wrap.
+_INLINE = {"forceinline": True}
 
 
 @cpu_extending.intrinsic
@@ -66,7 +70,7 @@ def split(fn: Callable) -> Callable:
     stub = _forwarder(outlined, arity)  # what plain Python (simulator kernels) calls
     forward_cpu, forward_cuda = _forwarder(outlined, arity), _forwarder(inlined, arity)
     cpu_extending.overload(stub)(_forwarder(lambda *args: forward_cpu, arity))
-    cuda_extending.overload(stub)(_forwarder(lambda *args: forward_cuda, arity))
+    cuda_extending.overload(stub, jit_options=_INLINE)(_forwarder(lambda *args: forward_cuda, arity))
     return stub
 
 
@@ -98,7 +102,7 @@ def field_call(fn: Callable, arity: int, limbs: int) -> Callable:
                 return lambda out, a: c(_data_pointer(out), _data_pointer(a))
             return lambda out, a: fallback(out, a)
 
-        cuda_extending.overload(stub)(lambda out, a: lambda out, a: fn(out, a))
+        cuda_extending.overload(stub, jit_options=_INLINE)(lambda out, a: lambda out, a: fn(out, a))
     elif arity == 3:
         def stub(out, a, b):
             fallback(out, a, b)
@@ -109,7 +113,7 @@ def field_call(fn: Callable, arity: int, limbs: int) -> Callable:
                 return lambda out, a, b: c(_data_pointer(out), _data_pointer(a), _data_pointer(b))
             return lambda out, a, b: fallback(out, a, b)
 
-        cuda_extending.overload(stub)(lambda out, a, b: lambda out, a, b: fn(out, a, b))
+        cuda_extending.overload(stub, jit_options=_INLINE)(lambda out, a, b: lambda out, a, b: fn(out, a, b))
     else:
         raise ValueError(f"field_call: arity {arity} not supported")
     cpu_extending.overload(stub)(cpu_impl)

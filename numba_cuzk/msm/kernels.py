@@ -7,12 +7,16 @@
     scatter     per scalar: each nonzero digit's entry (index | sign << 31) goes to its
                 bucket's next slot (atomic cursor): a counting sort by bucket
     accumulate  per chunk (<= plan.chunk entries of one bucket): XYZZ sum of the affine
-                bases (a negative digit: acc = -(-acc + P)), madd-2008-s, no atomics;
-                and per range of ONES_PER scalars: the sum of the bases whose scalar is 1
-                (the 0/1 fast path, cuzk's batch_add)
-    reduce      per (window, segment of buckets): running sums, times 2^(c w) (the window's
-                weight: no sequential Horner pass); then, launched again per level, sums
-                of SUM_PER points until one is left, written to ``out`` (XYZZ)
+                bases (a negative digit: acc = -(-acc + P)), madd-2008-s, no atomics, and
+                the chunk's bucket (chunk_buckets); per range of ONES_PER scalars: the sum
+                of the bases whose scalar is 1 (the 0/1 fast path, cuzk's batch_add)
+    reduce      combine mode, launched once per level: a bucket's chunk sums added in
+                groups of SUM_PER, strides 1, 16, 256, ... until its first chunk holds
+                the bucket sum (a giant bucket costs log16(chunks) rounds, not one thread
+                adding all its chunks); segment mode, per (window, segment of buckets):
+                running sums, times 2^(c w) (the window's weight: no sequential Horner
+                pass); level mode, launched again per level: sums of SUM_PER points until
+                one is left, written to ``out`` (XYZZ)
 
 All point data lives in one (4L, slots) ``points`` array: chunk sums, then the 0/1 sums,
 then the segment results, then the reduce threads' own slots, then the level sums.
@@ -157,10 +161,11 @@ def curve_kernels(curve: CurveParams) -> dict:
     add_mixed, add = P.xyzz_add_mixed, P.xyzz_add
 
     @cuda.jit
-    def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points):
+    def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points, chunk_buckets):
         """Item g < ones0 = windows * max_chunks: chunk j of window w (g = w * max_chunks + j)
-        -> points[:, g]. Item g >= ones0: the 0/1 path, the sum of the bases i with
-        scalar 1 in [(g - ones0) * ones_per, + ones_per) -> points[:, g]."""
+        -> points[:, g], its bucket -> chunk_buckets[w, j]. Item g >= ones0: the 0/1 path,
+        the sum of the bases i with scalar 1 in [(g - ones0) * ones_per, + ones_per) ->
+        points[:, g]."""
         acc = local_u32(X)
         buckets = offsets.shape[1] - 1
         max_chunks = ones0 // offsets.shape[0]
@@ -182,6 +187,7 @@ def curve_kernels(curve: CurveParams) -> dict:
                         hi = mid
                 start = offsets[w, lo] + (j - chunk_offsets[w, lo]) * chunk
                 stop = min(start + chunk, offsets[w, lo + 1])
+                chunk_buckets[w, j] = lo
             else:
                 w = -1
                 start = (g - ones0) * ones_per
@@ -208,14 +214,20 @@ def curve_kernels(curve: CurveParams) -> dict:
             store(points, g, acc, 4)
 
     @cuda.jit
-    def reduce(points, chunk_offsets, c, max_chunks, segments, seg0, tmp0, src, count, per, dst, out):
-        """Two modes, as a grid-stride loop over items.
+    def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, count, per, dst,
+               out):
+        """Three modes, as a grid-stride loop over items.
 
+        segments < 0 (combine, stride s = src): item g = (w, j) of windows x max_chunks,
+        chunk j of bucket b = chunk_buckets[w, j] at position t = j - chunk_offsets[w, b]:
+        if t is a multiple of per * s, chunk j += chunks j + s, j + 2s, ... (< j + per s,
+        within the bucket). After strides 1, per, per^2, ... past the bucket's chunk
+        count, its first chunk holds the bucket sum.
         segments > 0: item (w, t) of windows x segments sums the buckets [t S, (t+1) S) of
-        window w (S = B / segments) by running sums over their chunk sums (points[:, w *
-        max_chunks + j]): TOT = sum (b - lo + 1) B_b, ACC = sum B_b; then
-        2^(c w) (lo ACC + TOT) -> points[:, seg0 + item] (its own slots ACC, TOT, and
-        the result Y at tmp0 + 3 item + 0, 1, 2).
+        window w (S = B / segments) by running sums over the bucket sums (the first chunk
+        of each, points[:, w * max_chunks + j]): TOT = sum (b - lo + 1) B_b, ACC = sum
+        B_b; then 2^(c w) (lo ACC + TOT) -> points[:, seg0 + item] (its own slots ACC,
+        TOT, and the result Y at tmp0 + 3 item + 0, 1, 2).
         segments == 0: item g sums points[:, src + g per .. + per) (of ``count``) into
         points[:, dst + g]; with count <= per (one item), the sum also goes to out[:, 0]
         (XYZZ: an affine conversion here, one inversion, would cost ~20 s of compilation).
@@ -224,10 +236,16 @@ def curve_kernels(curve: CurveParams) -> dict:
         b = local_u32(X)
         windows = chunk_offsets.shape[0]
         buckets = chunk_offsets.shape[1] - 1
-        items = windows * segments if segments > 0 else (count + per - 1) // per
+        if segments > 0:
+            items = windows * segments
+        elif segments < 0:
+            items = windows * max_chunks
+        else:
+            items = (count + per - 1) // per
         for item in range(cuda.grid(1), items, cuda.gridsize(1)):
             xyzz_set_identity(a)
             w = lo = acc = tot = y = bucket = j = k = stop = s1 = s2 = int64(0)
+            step = int64(1)
             phase = 0
             bit = int64(c) - 1
             pending = False
@@ -246,6 +264,19 @@ def curve_kernels(curve: CurveParams) -> dict:
                 j = int64(chunk_offsets[w, bucket])
                 doublings = int64(opaque(uint32(c))) * w
                 result = seg0 + item
+            elif segments < 0:
+                w = item // max_chunks
+                j = item - w * max_chunks
+                if j >= chunk_offsets[w, buckets]:
+                    continue
+                bucket = int64(chunk_buckets[w, j])
+                first = int64(chunk_offsets[w, bucket])
+                if (j - first) % (per * src) != 0:
+                    continue
+                result = item
+                step = src
+                k = item + step
+                stop = min(item + per * step, w * max_chunks + int64(chunk_offsets[w, bucket + 1]))
             else:
                 k = src + item * per
                 stop = min(k + per, src + count)
@@ -254,10 +285,10 @@ def curve_kernels(curve: CurveParams) -> dict:
             while True:
                 target = int64(-1)
                 if segments > 0:
-                    if phase == 0:  # chunks of bucket, then TOT += ACC; buckets downwards
+                    if phase == 0:  # ACC += bucket sum, then TOT += ACC; buckets downwards
                         if j < chunk_offsets[w, bucket + 1]:
                             target, s1, s2 = acc, acc, w * max_chunks + j
-                            j += 1
+                            j = int64(chunk_offsets[w, bucket + 1])
                         else:
                             target, s1, s2 = tot, tot, acc
                             bucket -= 1
@@ -287,7 +318,7 @@ def curve_kernels(curve: CurveParams) -> dict:
                         phase = 3
                 elif k < stop:
                     target, s1, s2 = result, result, k
-                    k += 1
+                    k += step
                 if target < 0:
                     break
                 if segments > 0 and phase == 3:

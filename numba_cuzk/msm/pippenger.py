@@ -20,9 +20,10 @@
 
 GPU pipeline (kernels.py, on ``stream``): classify -> scan -> scatter (counting sort of
 the signed digits by bucket) -> accumulate (chunks of one bucket, mixed adds; and the 0/1
-sums) -> reduce (running sums per segment of buckets, each scaled by its window's 2^(cw))
--> reduce levels (sums of 16 points until one is left, copied to ``out``): 6 + log16(n/64 +
-windows * segments) launches, 9-11 at 2^16-2^24. The window plan is plan.py's (override
+sums) -> combine (each bucket's chunk sums, 16 at a time, log16(n / chunk) launches) ->
+reduce (running sums per segment of buckets, each scaled by its window's 2^(cw)) ->
+reduce levels (sums of 16 points until one is left, copied to ``out``): 6 + log16(n /
+chunk) + log16(n/64 + windows * segments) launches, 12-16 at 2^16-2^24. The window plan is plan.py's (override
 with ``window``/``chunk``).
 
 0/1 fast path: always on (threshold 0). classify writes a byte per scalar (0, 1, other);
@@ -31,10 +32,12 @@ items (ONES_PER = 64 consecutive scalars each, then the level sums): n byte read
 there are none. Without it every 1 would land in window 0's first bucket, one giant
 bucket summed by one thread.
 
-Giant buckets (many equal scalars other than 0/1): the accumulation still splits them into
-chunks of ``plan.chunk`` points summed in parallel, but the reduction adds a bucket's chunk
-sums in one thread: ~n / chunk full additions, e.g. 2^16 equal scalars -> 2048 additions
-in a row (a few ms). Correct, slower than random scalars.
+Giant buckets (many equal scalars other than 0/1; the top window, whose digits have only
+256 - c (windows - 1) bits, e.g. 9 buckets for n scalars at c = 18): the accumulation
+splits them into chunks of ``plan.chunk`` points summed in parallel, and combine adds
+those in a tree of fan-in 16, so a bucket of n points costs ~15 log16(n / chunk) additions
+in a row. (Before the combine, one reduce thread added them all: 2^22 at c = 18 took
+1.7 s instead of ~0.1.)
 
 Workspaces: one per (GPU, curve, plan), cached on first use and reused by every call of
 that shape (``clear_cache`` drops them); calls of one shape on different streams at the
@@ -115,6 +118,7 @@ class Workspace:
         self.offsets = cuda.device_array((w, b + 1), dtype=np.int32)
         self.cursors = cuda.device_array((w, b), dtype=np.int32)
         self.chunk_offsets = cuda.device_array((w, b + 1), dtype=np.int32)
+        self.chunk_buckets = cuda.device_array((w, plan.max_chunks), dtype=np.int32)
         self.entries = cuda.device_array((w, n), dtype=np.uint32)
         self.points = cuda.device_array((4 * L, self.level0 + 2 * self.level_size), dtype=np.uint32)
 
@@ -180,17 +184,24 @@ def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream) -> None:
     K.scan[per_window, K.SCAN_THREADS, stream](ws.counts, plan.chunk, ws.offsets, ws.cursors, ws.chunk_offsets)
     K.scatter[per_scalar, K.THREADS, stream](scalars, montgomery, c, windows, ws.kinds, ws.cursors, ws.entries)
     kern["accumulate"][_grid(ws.seg0), K.THREADS, stream](
-        bases, ws.entries, ws.offsets, ws.chunk_offsets, plan.chunk, ws.kinds, K.ONES_PER, ws.ones0, ws.points)
+        bases, ws.entries, ws.offsets, ws.chunk_offsets, plan.chunk, ws.kinds, K.ONES_PER, ws.ones0, ws.points,
+        ws.chunk_buckets)
     reduce = kern["reduce"]
+    stride = 1
+    while stride < -(-n // plan.chunk):  # a bucket has at most ceil(n / chunk) chunks
+        reduce[_grid(ws.ones0), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c,
+                                                   plan.max_chunks, -1, 0, 0, stride, 0, K.SUM_PER, 0, out)
+        stride *= K.SUM_PER
     items = windows * ws.segments
-    reduce[_grid(items), K.THREADS, stream](ws.points, ws.chunk_offsets, c, plan.max_chunks, ws.segments, ws.seg0,
-                                            ws.tmp0, 0, 0, 1, 0, out)
+    reduce[_grid(items), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c, plan.max_chunks,
+                                            ws.segments, ws.seg0, ws.tmp0, 0, 0, 1, 0, out)
     src, count = ws.ones0, ws.tmp0 - ws.ones0  # the 0/1 sums and the segment results
     level = 0
     while True:  # levels of SUM_PER-point sums; the last also writes ``out``
         dst = ws.level0 + (level % 2) * ws.level_size
         reduce[_grid(-(-count // K.SUM_PER)), K.THREADS, stream](
-            ws.points, ws.chunk_offsets, c, plan.max_chunks, 0, ws.seg0, ws.tmp0, src, count, K.SUM_PER, dst, out)
+            ws.points, ws.chunk_offsets, ws.chunk_buckets, c, plan.max_chunks, 0, ws.seg0, ws.tmp0, src, count,
+            K.SUM_PER, dst, out)
         if count <= K.SUM_PER:
             break
         src, count, level = dst, -(-count // K.SUM_PER), level + 1

@@ -1,0 +1,254 @@
+"""Fixed-base scalar multiplication in bulk: out_i = k_i * P for one point P and n
+scalars (the Groth16 setup's ~n multiples of a generator).
+
+    table = fixed_base_table(G1.generator, G1)            # host, once per base point
+    fixed_base_mul(out, scalars, table, G1)               # GPU or all CPU cores
+
+With window c (default 8) a scalar k < r < 2^255 is sum_w d_w 2^(cw), w < W = ceil(255/c),
+each unsigned digit d_w in [0, 2^c). The table holds every d * 2^(cw) * P, so
+
+    k * P = sum_w table[w, d_w]
+
+costs W mixed additions per point (32 at c = 8, against ~255 doublings and ~128 additions
+by double-and-add) and no doubling; a zero digit is skipped. The table is (2L, W * 2^c)
+affine points, column w * 2^c + d, identity (0, 0) at d = 0: 8192 columns, 0.8 MB (G1) /
+1.5 MB (G2) at c = 8, read straight from global memory (on the GPU it sits in L2).
+
+Each point accumulates in XYZZ (madd-2008-s, which handles the identity, P + P and
+P + (-P)), goes to a (4L, n) XYZZ scratch array, and kernels.to_affine converts the batch
+with one inversion per AFFINE_CHUNK points. As in kernels.py, one per-element ``@device``
+body runs as a CUDA kernel on device arrays or as a parallel CPU loop on numpy arrays.
+The body has ONE call site of the mixed addition: each site inlines the whole formula
+(~20 s of GPU compile per G2 site).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import cuda, int64, njit, prange, uint64
+from numba.core import extending as cpu_extending
+from numba.cuda import extending as cuda_extending
+
+from numba_cuzk.curve.kernels import _launch, to_affine
+from numba_cuzk.curve.params import CurveParams
+from numba_cuzk.curve.points import point_ops
+from numba_cuzk.curve.reference import Curve
+from numba_cuzk.field.mont import device, fr_ops
+from numba_cuzk.field import codec
+from numba_cuzk.field.params import FQ, FR
+from numba_cuzk.field.target import is_device_array, local_u32
+
+WINDOW = 8  # bits per digit: 32 additions per point, an 8192-entry table
+MAX_WINDOW = 16  # 2^20 table entries (100 MB for G1, 200 MB for G2): more is never worth it
+SCALAR_BITS = FR.modulus.bit_length()  # 255: canonical scalars are < r < 2^255
+S = fr_ops.limbs  # 8 uint32 limbs per scalar
+
+_U0 = np.uint64(0)
+_U1 = np.uint64(1)
+_U32 = np.uint64(32)
+_reduce_once, _from_mont = fr_ops.reduce_once, fr_ops.from_mont
+
+
+def windows_of(window: int) -> int:
+    """W = ceil(255 / window): digits per scalar, rows of the table."""
+    return -(-SCALAR_BITS // window)
+
+
+def table_window(columns: int) -> int:
+    """The window c of a table with ``columns`` = W(c) * 2^c columns (W(c) 2^c grows with c,
+    so c is unique); ValueError if no c <= MAX_WINDOW fits."""
+    for window in range(1, MAX_WINDOW + 1):
+        if windows_of(window) << window == columns:
+            return window
+    raise ValueError(f"{columns} columns is no fixed-base table size (W(c) * 2^c, c <= {MAX_WINDOW})")
+
+
+# --- the table (host, Python ints) ------------------------------------------------------
+def _jacobian_multiples(ref: Curve, point, window: int) -> list[tuple]:
+    """[d * 2^(cw) * point for w < W, d < 2^c] as Jacobian triples, row-major: each row
+    is 2^c - 1 additions of its base, and the sum after the row is the next row's base."""
+    base = ref.to_jacobian(point)
+    entries = []
+    for _ in range(windows_of(window)):
+        acc = ref.to_jacobian(None)
+        for _ in range(1 << window):
+            entries.append(acc)
+            acc = ref.jacobian_add(acc, base)
+        base = acc  # 2^c * base
+    return entries
+
+
+def _batch_affine(ref: Curve, points: list[tuple]) -> list:
+    """Jacobian triples -> affine tuples (None for Z = 0) with one field inversion
+    (Montgomery's trick): inversions cost ~40 products each in Python."""
+    F = ref.F
+    prefixes = []
+    acc = ref.one
+    for _, _, z in points:
+        prefixes.append(acc)
+        if z != ref.zero:
+            acc = F.mul(acc, z)
+    acc = F.inverse(acc)  # 1 / (product of the nonzero Z)
+    out = [None] * len(points)
+    for i in range(len(points) - 1, -1, -1):
+        x, y, z = points[i]
+        if z == ref.zero:
+            continue
+        zi = F.mul(prefixes[i], acc)
+        acc = F.mul(acc, z)
+        zi2 = F.square(zi)
+        out[i] = (F.mul(x, zi2), F.mul(y, F.mul(zi2, zi)))
+    return out
+
+
+def _montgomery_limbs(points: list, curve: CurveParams) -> np.ndarray:
+    """Affine tuples (None = identity) -> (2L, m) Montgomery limbs in layout.py's layout,
+    x R mod q taken on Python ints: layout.points_to_limbs's parallel converter would add
+    ~2 s of compile to a process's first table."""
+    q, r = FQ.modulus, 1 << (32 * FQ.limbs)
+    zero = (0,) * curve.degree
+    # rows: x, then y; an Fq2 coordinate is c0's limbs, then c1's
+    components = [zero + zero if p is None else (p if curve.degree == 1 else p[0] + p[1]) for p in points]
+    rows = [codec.to_limbs([c[j] * r % q for c in components], FQ) for j in range(2 * curve.degree)]
+    return np.ascontiguousarray(np.concatenate(rows))
+
+
+def fixed_base_table(point, curve: CurveParams, window: int = WINDOW, *, to_device: bool = False, stream=None):
+    """(2L, W * 2^c) uint32 affine Montgomery points, column w * 2^c + d holding
+    d * 2^(cw) * ``point`` (identity (0, 0) at d = 0); W = windows_of(c).
+
+    ``point``: the reference's affine tuple (None for the identity), in the order-r
+    subgroup (fixed_base_mul reduces scalars mod r). Built on the host with Python ints
+    (Jacobian additions, one batched inversion); ``to_device=True`` returns a device array
+    (copied on ``stream``). Host time at c = 8 is in tests/curve/test_fixed_base.py's
+    notes (a fraction of a second for G1, about a second for G2).
+    """
+    if not 1 <= window <= MAX_WINDOW:
+        raise ValueError(f"window must be in [1, {MAX_WINDOW}], not {window}")
+    ref = Curve(curve)
+    if not ref.is_on_curve(point):
+        raise ValueError(f"{point} is not on {curve.name}")
+    table = _montgomery_limbs(_batch_affine(ref, _jacobian_multiples(ref, point, window)), curve)
+    return cuda.to_device(table, stream=stream or 0) if to_device else table
+
+
+# --- the multiplication ---------------------------------------------------------------
+@device
+def _load_scalar(k, scalars, i, montgomery):
+    """k (8,) <- scalar i of (8, n) ``scalars``, canonical in [0, r) (msm/digits.py's
+    load_scalar; curve may not import msm)."""
+    for j in range(S):
+        k[j] = scalars[j, i]
+    _reduce_once(k, k)  # k < 2^256 < 3r: two subtractions make it canonical
+    _reduce_once(k, k)
+    if montgomery:
+        _from_mont(k, k)
+
+
+@device
+def _digit(k, pos, width):
+    """Bits pos .. pos+width-1 of k (8,) as an int64 (width <= 32; bits past 255 read 0)."""
+    limb = pos >> 5
+    lo = _U0
+    hi = _U0
+    for j in range(S):  # masks, not k[limb]: a run-time index would put k in local memory
+        lo |= uint64(k[j]) & (_U0 - uint64(j == limb))
+        hi |= uint64(k[j]) & (_U0 - uint64(j == limb + 1))
+    v = (lo | (hi << _U32)) >> uint64(pos & 31)
+    return int64(v & ((_U1 << uint64(width)) - _U1))
+
+
+@device
+def _copy_column(buf, table, col):
+    for j in range(buf.shape[0]):
+        buf[j] = table[j, col]
+    return buf
+
+
+def _table_entry(buf, table, col):
+    """Column ``col`` of the (2L, m) table as an affine point argument: a view of global
+    memory on CUDA (no 2L registers for a copy), a copy into ``buf`` (2L,) on the CPU
+    (contiguous, so the formula's field calls take target.field_call's cfunc path: the
+    strided view ran at the same speed but compiled ~8 s longer for G2)."""
+    return _copy_column(buf, table, col)
+
+
+cpu_extending.overload(_table_entry)(lambda buf, table, col: lambda buf, table, col: _copy_column(buf, table, col))
+cuda_extending.overload(_table_entry, inline="always")(lambda buf, table, col: lambda buf, table, col: table[:, col])
+
+
+@lru_cache(maxsize=None)
+def _mul_pair(curve: CurveParams):
+    """(CUDA kernel, parallel CPU function) ``(n, xyzz, scalars, table, montgomery, window)``:
+    xyzz[:, i] (4L, n) <- scalars[:, i] * P in XYZZ, for i < n."""
+    P = point_ops(curve)
+    A, X = 2 * P.limbs, 4 * P.limbs
+    set_identity, add_mixed, store = P.xyzz_set_identity, P.xyzz_add_mixed, P.store
+
+    @device
+    def body(i, xyzz, scalars, table, montgomery, window):
+        k = local_u32(S)
+        acc = local_u32(X)
+        entry = local_u32(A)  # CPU only: CUDA reads the table in place, NVVM drops it
+        _load_scalar(k, scalars, i, montgomery)
+        set_identity(acc)
+        size = int64(1) << window
+        for w in range(table.shape[1] >> window):
+            d = _digit(k, w * window, window)
+            if d != 0:
+                add_mixed(acc, acc, _table_entry(entry, table, w * size + d))
+        store(xyzz, i, acc, 4)
+
+    @cuda.jit
+    def gpu(n, xyzz, scalars, table, montgomery, window):
+        i = cuda.grid(1)
+        if i < n:
+            body(i, xyzz, scalars, table, montgomery, window)
+
+    @njit(parallel=True)
+    def cpu(n, xyzz, scalars, table, montgomery, window):
+        for i in prange(n):
+            body(i, xyzz, scalars, table, montgomery, window)
+
+    return gpu, cpu
+
+
+def _check(out, scalars, table, curve: CurveParams) -> tuple[int, int]:
+    """(n, window) of valid arguments; ValueError otherwise."""
+    L2 = 2 * curve.limbs
+    for name, arr, rows in (("out", out, L2), ("scalars", scalars, S), ("table", table, L2)):
+        if arr.dtype != np.uint32 or len(arr.shape) != 2 or arr.shape[0] != rows:
+            raise ValueError(f"{name}: expected uint32 ({rows}, n) for {curve.name}, got {arr.dtype} {tuple(arr.shape)}")
+        if not is_device_array(arr) and not arr.flags.c_contiguous:
+            raise ValueError(f"{name}: host arrays must be C-contiguous")
+    if out.shape[1] != scalars.shape[1]:
+        raise ValueError(f"out has {out.shape[1]} points, scalars {scalars.shape[1]}")
+    if len({is_device_array(a) for a in (out, scalars, table)}) != 1:
+        raise ValueError("fixed_base_mul: mix of device and host arrays")
+    return int(scalars.shape[1]), table_window(int(table.shape[1]))
+
+
+def fixed_base_mul(out, scalars, table, curve: CurveParams, *, montgomery: bool = False, stream=None):
+    """out (2L, n) uint32 <- scalars[:, i] * P, affine Montgomery points (identity (0, 0)).
+
+    scalars: (8, n) uint32 Fr elements, canonical (default; values >= r are reduced mod r)
+    or Montgomery form (``montgomery=True``: multiplied by R^-1 first). table: P's
+    fixed_base_table (its window is read from its width). Device arrays run on the GPU
+    (launched on ``stream``, not synchronized), numpy arrays on all CPU cores; all three
+    must live on the same side. Cost per point: W mixed additions (8M + 2S each; W = 32 at
+    c = 8) less the zero digits, then to_affine's ~7 products and 1/32 inversion. Memory:
+    a (4L, n) uint32 XYZZ scratch array, twice ``out`` (G2 at n = 2^22: 1.6 GB).
+    """
+    n, window = _check(out, scalars, table, curve)
+    gpu, cpu = _mul_pair(curve)
+    shape = (4 * curve.limbs, n)
+    if is_device_array(out):
+        xyzz = cuda.device_array(shape, dtype=np.uint32, stream=stream or 0)
+        _launch(gpu, n, stream, xyzz, scalars, table, bool(montgomery), window)
+    else:
+        xyzz = np.empty(shape, dtype=np.uint32)
+        if n:
+            cpu(n, xyzz, scalars, table, bool(montgomery), window)
+    return to_affine(out, xyzz, curve, "xyzz", stream=stream)

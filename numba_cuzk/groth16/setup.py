@@ -1,0 +1,154 @@
+"""A local Groth16 setup for tests, benchmarks and demos. INSECURE: one party draws the
+toxic waste (alpha, beta, gamma, delta, tau) from a CSPRNG and could forge proofs if it
+kept them. Real deployments use a ceremony (snarkjs powersoftau + zkey contribute).
+
+    pk = setup(r1cs)                        # ProvingKey, on the GPU when there is one
+
+Over the domain of n = 2^k >= constraints + n_public + 1 points (omega from 5, as snarkjs),
+with the Lagrange basis L_j(tau) = (tau^n - 1) / n * omega^j / (tau - omega^j):
+    u_i, v_i, w_i = sum_j A/B/C[j, i] L_j(tau)  (A gets rows constraints + k, k <= n_public,
+                    holding wire k with coefficient 1, as snarkjs adds)
+    A_i = u_i G1, B1_i = v_i G1, B2_i = v_i G2,
+    IC_i = (beta u_i + alpha v_i + w_i) / gamma G1 (i <= n_public), C_i = ... / delta G1,
+    H_j = L'_(2j+1)(tau) / delta G1 for the 2n-point domain's basis L' (see prove.py).
+Scalars are computed in bulk with the field kernels, points with curve/fixed_base.py
+(GPU: ~n_vars (3 G1 + 1 G2) + n G1 fixed-base products in well under a second at 2^20).
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import numpy as np
+from numba import cuda
+
+from numba_cuzk import backend
+from numba_cuzk.curve.fixed_base import fixed_base_mul, fixed_base_table
+from numba_cuzk.curve.layout import limbs_to_points
+from numba_cuzk.curve.params import G1, G2, CurveParams
+from numba_cuzk.curve.reference import g1, g2
+from numba_cuzk.field import kernels as fk
+from numba_cuzk.field.codec import to_limbs, to_montgomery
+from numba_cuzk.field.params import FR
+from numba_cuzk.groth16.kernels import csr_matvec, to_csr
+from numba_cuzk.groth16.keys import Coefficients, ProvingKey
+from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
+
+_N = FR.limbs
+_R = FR.modulus
+
+
+def domain_log(r1cs: R1CS) -> int:
+    """log2 of the smallest power of two >= constraints + n_public + 1."""
+    return max(1, (r1cs.n_constraints + r1cs.n_public).bit_length())
+
+
+def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None) -> ProvingKey:
+    """An insecure ProvingKey for ``r1cs`` (see the module docstring). ``toxic`` fixes
+    alpha, beta, gamma, delta, tau (tests); otherwise they come from ``secrets``."""
+    r1cs.check()
+    gpu = backend.cuda_available() if gpu is None else gpu
+    t = toxic or {name: 1 + secrets.randbelow(_R - 1) for name in ("alpha", "beta", "gamma", "delta", "tau")}
+    log_n = domain_log(r1cs)
+    n, m, ell = 1 << log_n, r1cs.n_wires, r1cs.n_public
+    if pow(t["tau"], n, _R) == 1:
+        raise ValueError("tau lies in the domain: draw again")
+    a = _with_public_rows(r1cs.a, ell)
+    lagrange = _lagrange_at(t["tau"], log_n, 1, 0)
+    u, v, w = (_column_sums(mat, lagrange, m) for mat in (a, r1cs.b, r1cs.c))
+    combo = _add(_scaled(u, t["beta"]), _add(_scaled(v, t["alpha"]), w))
+    inv_gamma, inv_delta = pow(t["gamma"], -1, _R), pow(t["delta"], -1, _R)
+    h = _scaled(_lagrange_at(t["tau"], log_n + 1, 2, 1), inv_delta)
+    mul = _FixedBase(gpu)
+    small = lambda ref, k: ref.mul(ref.generator, k)  # noqa: E731
+    return ProvingKey(
+        n_vars=m, n_public=ell, domain_size=n,
+        alpha_g1=small(g1, t["alpha"]), beta_g1=small(g1, t["beta"]), beta_g2=small(g2, t["beta"]),
+        gamma_g2=small(g2, t["gamma"]), delta_g1=small(g1, t["delta"]), delta_g2=small(g2, t["delta"]),
+        ic=limbs_to_points(mul(_scaled(combo[:, :ell + 1], inv_gamma), G1), G1),
+        coefficients=_coefficients(a, r1cs.b),
+        a_g1=mul(u, G1), b_g1=mul(v, G1), b_g2=mul(v, G2),
+        c_g1=mul(_scaled(combo[:, ell + 1:], inv_delta), G1), h_g1=mul(h, G1),
+    )
+
+
+def _with_public_rows(a: SparseMatrix, n_public: int) -> SparseMatrix:
+    """A plus rows constraints + k (k = 0..n_public) with the single term 1 * wire k."""
+    extra = n_public + 1
+    indptr = np.concatenate([a.indptr, a.indptr[-1] + np.arange(1, extra + 1, dtype=np.int64)])
+    indices = np.concatenate([a.indices, np.arange(extra, dtype=np.uint32)])
+    values = np.concatenate([a.values, to_limbs([1] * extra, FR)], axis=1)
+    return SparseMatrix(indptr, indices, values)
+
+
+def _lagrange_at(tau: int, log_size: int, stride: int, offset: int) -> np.ndarray:
+    """(8, n) Montgomery: L_(stride j + offset)(tau) of the 2^log_size-point domain, for
+    j < n = 2^log_size / stride. L_k(tau) = (tau^N - 1) / N * x_k / (tau - x_k)."""
+    size = 1 << log_size
+    count = size // stride
+    root = FR.root_of_unity(log_size)
+    first = pow(root, offset, _R)
+    x = fk.mul_powers(np.empty((_N, count), np.uint32), _constant(1, count), pow(root, stride, _R))
+    x = _scaled(x, first)  # x_(stride j + offset) = first * (root^stride)^j
+    diff = np.empty_like(x)
+    fk.mul_sub(diff, x, _constant(1, count), _constant(tau, count))  # x_k - tau
+    inv = np.empty_like(x)
+    fk.batch_inverse(inv, diff)
+    out = np.empty_like(x)
+    fk.mul_sub(out, x, inv, _constant(0, count))
+    factor = -(pow(tau, size, _R) - 1) * pow(size, -1, _R) % _R  # the sign of 1/(x - tau)
+    return _scaled(out, factor)
+
+
+def _column_sums(matrix: SparseMatrix, lagrange: np.ndarray, wires: int) -> np.ndarray:
+    """(8, wires) Montgomery: sum over rows j of matrix[j, i] * lagrange[j]."""
+    rows = np.repeat(np.arange(matrix.rows, dtype=np.int64), np.diff(matrix.indptr))
+    indptr, indices, values = to_csr(wires, matrix.indices.astype(np.int64), rows, matrix.values)
+    if matrix.rows > lagrange.shape[1]:
+        raise ValueError(f"{matrix.rows} rows exceed the domain of {lagrange.shape[1]}")
+    out = np.empty((_N, wires), dtype=np.uint32)
+    return csr_matvec(out, indptr, indices, values, np.ascontiguousarray(lagrange), False)
+
+
+def _coefficients(a: SparseMatrix, b: SparseMatrix) -> Coefficients:
+    """zkey section 4 from A (with its public rows) and B: Montgomery values."""
+    parts = []
+    for matrix, m in ((0, a), (1, b)):
+        rows = np.repeat(np.arange(m.rows, dtype=np.uint32), np.diff(m.indptr))
+        parts.append((np.full(m.nnz, matrix, np.uint8), rows, m.indices.astype(np.uint32),
+                      to_montgomery(m.values, FR)))
+    return Coefficients(*(np.concatenate(cols, axis=-1) for cols in zip(*parts)))
+
+
+class _FixedBase:
+    """Montgomery scalars -> affine multiples of a curve's generator, (2L, k) uint32 host."""
+
+    def __init__(self, gpu: bool) -> None:
+        self.gpu = gpu
+        self.tables: dict = {}
+
+    def __call__(self, scalars: np.ndarray, curve: CurveParams) -> np.ndarray:
+        if curve.name not in self.tables:
+            self.tables[curve.name] = fixed_base_table(curve.generator, curve, to_device=self.gpu)
+        table = self.tables[curve.name]
+        k = scalars.shape[1]
+        if not self.gpu:
+            return fixed_base_mul(np.empty((2 * curve.limbs, k), np.uint32), np.ascontiguousarray(scalars), table,
+                                  curve, montgomery=True)
+        out = cuda.device_array((2 * curve.limbs, k), dtype=np.uint32)
+        fixed_base_mul(out, cuda.to_device(np.ascontiguousarray(scalars)), table, curve, montgomery=True)
+        return out.copy_to_host()
+
+
+def _constant(value: int, count: int) -> np.ndarray:
+    """(8, count) Montgomery copies of one value."""
+    return np.ascontiguousarray(np.repeat(to_montgomery(to_limbs([value % _R], FR), FR), count, axis=1))
+
+
+def _scaled(x: np.ndarray, k: int) -> np.ndarray:
+    return fk.scale(np.empty_like(x), np.ascontiguousarray(x), k % _R)
+
+
+def _add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x + y = x * 1 - (-y)."""
+    return fk.mul_sub(np.empty_like(x), x, _constant(1, x.shape[1]), _scaled(y, -1))

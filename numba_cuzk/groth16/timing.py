@@ -1,0 +1,77 @@
+"""Time a proof's phases where they run: CUDA events on the GPU, the host clock on the CPU.
+
+    timer = PhaseTimer(stream)           # stream None: the CPU backend
+    with timer.phase("ntt"): ...         # launches (GPU) or work (CPU) inside
+    with timer.host_phase("epilogue"): ...   # host work, on the host clock either way
+    timer.intervals_ms()                 # [(name, start_ms, end_ms)] after the work ended
+
+GPU intervals are relative to an anchor event recorded when the timer is made, so they
+measure device execution, not launch calls; ``anchor_host_ms`` (set by ``sync_anchor``)
+maps them onto the host monotonic clock: the host waits for the anchor and notes the time.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+from numba import cuda
+
+
+def host_ms() -> float:
+    """The host monotonic clock in ms (the timeline's clock)."""
+    return time.monotonic_ns() / 1e6
+
+
+class PhaseTimer:
+    def __init__(self, stream=None) -> None:
+        self.stream = stream
+        self._marks: list = []  # (name, start event, end event) on the GPU
+        self._host_marks: list = []  # (name, start, end) host ms
+        self.anchor_host_ms: float | None = None
+        self._anchor = None
+        if stream is not None:
+            self._anchor = cuda.event()
+            self._anchor.record(stream)
+
+    def sync_anchor(self) -> float:
+        """Wait for the anchor event (the stream's earlier work) and map it to host ms."""
+        if self._anchor is not None:
+            self._anchor.synchronize()
+        self.anchor_host_ms = host_ms()
+        return self.anchor_host_ms
+
+    @contextmanager
+    def host_phase(self, name: str):
+        start = host_ms()
+        yield
+        self._host_marks.append((name, start, host_ms()))
+
+    @contextmanager
+    def phase(self, name: str):
+        if self.stream is None:
+            with self.host_phase(name):
+                yield
+            return
+        start, end = cuda.event(), cuda.event()
+        start.record(self.stream)
+        yield
+        end.record(self.stream)
+        self._marks.append((name, start, end))
+
+    def intervals_ms(self) -> list[tuple[str, float, float]]:
+        """(name, start, end) in ms: host phases on the host clock; GPU phases relative
+        to the anchor, plus anchor_host_ms when known. Waits for the last GPU event."""
+        if not self._marks:
+            return list(self._host_marks)
+        self._marks[-1][2].synchronize()
+        base = self.anchor_host_ms or 0.0
+        elapsed = lambda event: base + cuda.event_elapsed_time(self._anchor, event)  # noqa: E731
+        return [(name, elapsed(s), elapsed(e)) for name, s, e in self._marks] + self._host_marks
+
+    def durations_ms(self) -> dict[str, float]:
+        """Total ms per phase name."""
+        totals: dict[str, float] = {}
+        for name, start, end in self.intervals_ms():
+            totals[name] = totals.get(name, 0.0) + end - start
+        return totals

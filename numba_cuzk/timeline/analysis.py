@@ -1,0 +1,406 @@
+"""Honest GPU utilization: the seven figures of a timeline, over a window.
+
+Times are ms on the timeline's host clock; shares are % of the window's span.
+
+Windows
+-------
+``whole``: from the first event to the last event's end (NVML samples aside: the sampler
+runs before the first partition and after the last).
+
+``steady``: whole partition periods with the pipeline full. On each device, order the
+partitions it proved by the start of their first kernel, s_1 < s_2 < ... < s_n. The period
+[s_i, s_i+1) holds everything between two partitions' first kernels: the kernels, the
+lock hand-over, staging, waits. The first partition is warm-up (JIT compilation, first
+allocations) and the last is drain (nothing left to overlap), so the device's steady
+state is [s_2, s_n), and the timeline's is the intersection over devices,
+[max s_2, min s_n]. It needs at least 3 partitions on every device (ValueError if empty).
+
+Figures (``analyze``), per device, plus "all" = the mean over devices
+-------------------------------------------------------------------
+1. ``bracket_pct``: union of host ``gpu_bracket`` intervals (cuzk's GPU_START..GPU_END) /
+   span. A union, so two GPU workers' overlapping brackets never count twice.
+2. ``lock_held_pct``: union of ``lock_held`` intervals / span.
+3. ``busy_pct``: union of device-timed ``kernel`` intervals / span; ``idle_in_bracket_pct``
+   is brackets minus kernels, what figure 1 counts as busy though the device was idle.
+4. ``nvml_mean_pct``, ``nvml_zero_pct``: mean NVML utilization of the window's samples,
+   and the share of those samples at 0%.
+5. ``phases``: kernel efficiency per phase, over the kernels that start in the window:
+   achieved products (G/s) = products / device time, and efficiency % = the time the
+   products would take at the peaks, (fr_muls / fr peak + fq_muls / fq peak), over the
+   device time. Phases without operation counts have no efficiency.
+6. ``gaps_ms``: every idle ms of the window (span minus busy) assigned to exactly one
+   cause, the first in CAUSES whose condition holds (below); ``Analysis.gaps_ms`` totals
+   them over devices, and ``per_partition`` divides by the partitions in the window.
+7. ``balance``: per-partition synthesis vs GPU (lock-held) time, queue depth over time,
+   starvation episodes, and the synthesis workers that would keep the GPUs fed.
+
+Partitions in the window: those whose first kernel starts in [start, end).
+
+Gap causes, in priority order (the device is idle, and ...)
+-----------------------------------------------------------
+==========  ==============================================================================
+download    results of a partition on this device are being copied to the host
+upload      a ``staging`` upload to this device runs, and no kernel overlaps it
+alloc       an allocation for this device runs
+sync        the host is in a synchronize on this device
+epilogue    an epilogue runs inside this device's lock
+lock_wait   a GPU worker of this device waits for its lock while nobody holds it
+launch      a partition is in flight here (picked up, lock not yet released): host work
+            between kernel launches that no event above explains
+dispatch    nothing in flight here, yet a partition is queued: all GPU workers are busy
+            elsewhere (an epilogue outside the lock, say)
+starvation  nothing in flight here and the queue is empty: synthesis is behind
+==========  ==============================================================================
+
+Recorded activities come first, the most specific (a transfer) before the general (a
+synchronize); then the lock's own cost; then unexplained time with work in hand; then
+no work. Waiting for a lock that another worker holds is not a cause: the holder's time
+is, and it is attributed by the rules above; ``lock_wait_ms`` per partition reports the
+wait itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from numba_cuzk.timeline import intervals as iv
+from numba_cuzk.timeline.reader import Timeline
+
+WINDOWS = ("whole", "steady")
+CAUSES = ("download", "upload", "alloc", "sync", "epilogue", "lock_wait", "launch", "dispatch", "starvation")
+
+Key = tuple[str, int]  # (job, partition)
+
+
+@dataclass(frozen=True)
+class Peaks:
+    """Peak field-product rates (G/s) that kernel efficiency is measured against. The
+    defaults are the H200's measured fr_mul and fq_mul (bench/results/field-2026-11-29.json,
+    commit 5f7ab60: 50.55 and 26.79 G/s)."""
+
+    fr_mul_gps: float = 50.5
+    fq_mul_gps: float = 26.8
+
+
+@dataclass
+class DeviceFigures:
+    """Figures 1-4 and 6 for one device; ``gaps`` are the idle runs (start_ms, end_ms,
+    cause) behind ``gaps_ms``, for drawing."""
+
+    device: int
+    bracket_pct: float
+    lock_held_pct: float
+    busy_pct: float
+    idle_in_bracket_pct: float
+    nvml_mean_pct: float | None
+    nvml_zero_pct: float | None
+    gaps_ms: dict[str, float]
+    gaps: list[tuple[float, float, str]] = field(repr=False)
+
+
+@dataclass
+class PhaseFigures:
+    """Figure 5 for one kernel phase: ``kernels`` launches, ``device_ms`` their device
+    time, achieved Fr / Fq products (G/s), efficiency (% of peak; None without counts)."""
+
+    phase: str
+    kernels: int
+    device_ms: float
+    fr_gmul_s: float
+    fq_gmul_s: float
+    efficiency_pct: float | None
+
+
+@dataclass
+class PartitionFigures:
+    """One partition's times (ms): synthesis, queued -> picked up, lock wait, lock held
+    (its GPU time) and kernel device time; None where the timeline has no such event."""
+
+    job: str
+    partition: int
+    device: int
+    synthesis_ms: float | None
+    queued_ms: float | None
+    lock_wait_ms: float | None
+    gpu_ms: float | None
+    busy_ms: float
+
+
+@dataclass
+class Balance:
+    """Figure 7. ``synthesis_ms`` and ``gpu_ms`` are means over the window's partitions;
+    ``workers`` the synthesis workers seen; ``workers_needed`` = ceil(devices *
+    synthesis_ms / gpu_ms), the workers whose output matches what the GPUs consume,
+    assuming synthesis keeps its speed as workers are added (enough cores). Queue depth
+    is time-weighted over the window; ``starvation`` holds (device, start_ms, end_ms)."""
+
+    synthesis_ms: float | None
+    gpu_ms: float | None
+    workers: int
+    workers_needed: int | None
+    queue_mean: float
+    queue_max: int
+    starvation: list[tuple[int, float, float]]
+
+
+@dataclass
+class Analysis:
+    """Everything ``analyze`` finds. ``queue`` is the whole run's queue depth as a step
+    function: rows (t_ms, depth from t_ms on); ``done`` and ``failed`` count those events
+    over the whole run."""
+
+    window: str
+    start_ms: float
+    end_ms: float
+    devices: list[DeviceFigures]
+    phases: list[PhaseFigures]
+    partitions: list[PartitionFigures]
+    balance: Balance
+    queue: np.ndarray = field(repr=False)
+    peaks: Peaks
+    done: int
+    failed: int
+
+    @property
+    def span_ms(self) -> float:
+        return self.end_ms - self.start_ms
+
+    @property
+    def gaps_ms(self) -> dict[str, float]:
+        """Idle ms per cause, summed over devices."""
+        return {cause: sum(d.gaps_ms[cause] for d in self.devices) for cause in CAUSES}
+
+    def mean(self, name: str) -> float | None:
+        """Device figure ``name`` averaged over the devices that have it (the "all" row)."""
+        values = [getattr(d, name) for d in self.devices if getattr(d, name) is not None]
+        return sum(values) / len(values) if values else None
+
+
+def analyze(timeline: Timeline, window: str = "whole", peaks: Peaks = Peaks()) -> Analysis:
+    """The seven figures of ``timeline`` over ``window`` ("whole" or "steady")."""
+    events = _by_name(timeline)
+    start_ms, end_ms = _window(events, window)
+    first_kernel = _first_kernel_starts(events["kernel"])
+    keys = {key for key, (_, t) in first_kernel.items() if start_ms <= t < end_ms}
+    queue = _queue_depth(events)
+    devices = [_device_figures(events, d, start_ms, end_ms, queue)
+               for d in sorted({device for device, _ in first_kernel.values()})]
+    by_partition = _by_partition(timeline)
+    partitions = [_partition_figures(by_partition[key], key, first_kernel[key][0]) for key in sorted(keys)]
+    return Analysis(
+        window=window, start_ms=start_ms, end_ms=end_ms, devices=devices,
+        phases=_phases(events["kernel"], start_ms, end_ms, peaks), partitions=partitions,
+        balance=_balance(events, devices, partitions, queue, start_ms, end_ms),
+        queue=queue, peaks=peaks, done=len(events["done"]), failed=len(events["failed"]),
+    )
+
+
+def _window(events: dict[str, list[dict]], window: str) -> tuple[float, float]:
+    """[start_ms, end_ms] of ``window`` (the module docstring defines them); ValueError
+    if it is empty."""
+    if window not in WINDOWS:
+        raise ValueError(f"window must be one of {', '.join(WINDOWS)}, not {window!r}")
+    if window == "whole":
+        timed = [e for name, group in events.items() if name != "nvml" for e in group]
+        if not timed:
+            raise ValueError("the timeline has no events")
+        start_ms, end_ms = min(e["t_ms"] for e in timed), max(e.get("end_ms", e["t_ms"]) for e in timed)
+        if end_ms <= start_ms:
+            raise ValueError("the timeline spans no time")
+        return start_ms, end_ms
+    starts = defaultdict(list)
+    for device, t_ms in _first_kernel_starts(events["kernel"]).values():
+        starts[device].append(t_ms)
+    short = {d: len(s) for d, s in starts.items() if len(s) < 3}
+    if not starts or short:  # s_2 < s_n needs n >= 3
+        raise ValueError(f"no steady state: it needs 3 partitions with kernels per device ({short or 'none'})")
+    start_ms = max(sorted(s)[1] for s in starts.values())
+    end_ms = min(max(s) for s in starts.values())
+    if end_ms <= start_ms:
+        raise ValueError("no steady state: the devices' steady periods do not overlap")
+    return start_ms, end_ms
+
+
+def _by_name(timeline: Timeline) -> dict[str, list[dict]]:
+    groups = defaultdict(list)
+    for event in timeline.events:
+        groups[event["event"]].append(event)
+    return groups
+
+
+def _by_partition(timeline: Timeline) -> dict[Key, dict[str, list[dict]]]:
+    groups: dict[Key, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for event in timeline.events:
+        if "partition" in event:
+            groups[_key(event)][event["event"]].append(event)
+    return groups
+
+
+def _key(event: dict) -> Key:
+    return str(event["job"]), int(event["partition"])
+
+
+def _spans(events: list[dict], **match: object) -> np.ndarray:
+    """[t_ms, end_ms] rows of the ``events`` whose fields equal ``match``."""
+    chosen = [e for e in events if all(e.get(k) == v for k, v in match.items())]
+    return iv.as_array([(e["t_ms"], e["end_ms"]) for e in chosen])
+
+
+def _first_kernel_starts(kernels: list[dict]) -> dict[Key, tuple[int, float]]:
+    """(device, t_ms of its first kernel) per partition."""
+    first: dict[Key, tuple[int, float]] = {}
+    for e in kernels:
+        key = _key(e)
+        if key not in first or e["t_ms"] < first[key][1]:
+            first[key] = (int(e["device"]), e["t_ms"])
+    return first
+
+
+def _queue_depth(events: dict[str, list[dict]]) -> np.ndarray:
+    """Rows (t_ms, depth): +1 at each ``queued``, -1 at each ``picked_up``."""
+    steps = [(e["t_ms"], 1) for e in events["queued"]] + [(e["t_ms"], -1) for e in events["picked_up"]]
+    if not steps:
+        return iv.as_array([])
+    steps.sort(key=lambda step: (step[0], -step[1]))  # at a tie, queue before picking up
+    times, deltas = np.array(steps).T
+    last = np.concatenate([times[1:] != times[:-1], [True]])  # one row per distinct time
+    return np.column_stack([times, np.cumsum(deltas)])[last]
+
+
+def _depth_at(queue: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Queue depth at each of ``points`` (ms); 0 before the first step."""
+    if not len(queue):
+        return np.zeros(len(points))
+    row = np.searchsorted(queue[:, 0], points, side="right") - 1
+    return np.where(row >= 0, queue[np.maximum(row, 0), 1], 0)
+
+
+def _in_flight(events: dict[str, list[dict]], device: int, end_ms: float) -> np.ndarray:
+    """Per partition picked up on ``device``: [pickup, lock released]; without a lock
+    release, until its done or failed event, or ``end_ms`` while it is still running."""
+    finished: dict[Key, float] = {}
+    for e in events["done"] + events["failed"]:
+        if "partition" in e:
+            finished.setdefault(_key(e), e["t_ms"])
+    for e in events["lock_held"]:
+        finished[_key(e)] = e["end_ms"]
+    return iv.as_array([(e["t_ms"], finished.get(_key(e), end_ms))
+                        for e in events["picked_up"] if e["device"] == device])
+
+
+def _device_figures(events: dict[str, list[dict]], device: int, start_ms: float, end_ms: float,
+                    queue: np.ndarray) -> DeviceFigures:
+    """Figures 1-4 and 6 for ``device`` over [start_ms, end_ms]."""
+    span = end_ms - start_ms
+
+    def union(name: str, **match: object) -> np.ndarray:
+        return iv.union(iv.clip(_spans(events[name], device=device, **match), start_ms, end_ms))
+
+    busy, brackets, held = union("kernel"), union("gpu_bracket"), union("lock_held")
+    both = iv.length(brackets) + iv.length(busy) - iv.length(iv.union(np.vstack([brackets, busy])))
+    conditions = {
+        "download": union("download"), "upload": union("staging"), "alloc": union("alloc"),
+        "sync": union("sync"), "epilogue": union("epilogue", in_lock=True),
+        "lock_wait": union("lock_wait"),
+        "launch": iv.union(iv.clip(_in_flight(events, device, end_ms), start_ms, end_ms)),
+    }
+    gaps = _attribute(start_ms, end_ms, busy, held, conditions, queue)
+    samples = np.array([e["util_pct"] for e in events["nvml"]
+                        if e["device"] == device and start_ms <= e["t_ms"] <= end_ms], dtype=float)
+    return DeviceFigures(
+        device=device,
+        bracket_pct=100 * iv.length(brackets) / span,
+        lock_held_pct=100 * iv.length(held) / span,
+        busy_pct=100 * iv.length(busy) / span,
+        idle_in_bracket_pct=100 * (iv.length(brackets) - both) / span,
+        nvml_mean_pct=float(samples.mean()) if len(samples) else None,
+        nvml_zero_pct=100 * float(np.mean(samples == 0)) if len(samples) else None,
+        gaps_ms={cause: sum((b - a for a, b, c in gaps if c == cause), 0.0) for cause in CAUSES},
+        gaps=gaps,
+    )
+
+
+def _attribute(start_ms: float, end_ms: float, busy: np.ndarray, held: np.ndarray,
+               conditions: dict[str, np.ndarray], queue: np.ndarray) -> list[tuple[float, float, str]]:
+    """Idle runs (start_ms, end_ms, cause) covering [start_ms, end_ms] minus ``busy``.
+
+    The window is cut at every edge of every interval involved, so on each elementary
+    segment each condition is constant; a segment's cause is the first in CAUSES whose
+    condition holds at its midpoint.
+    """
+    unions = [busy, held, *conditions.values()]
+    edges = np.concatenate([[start_ms, end_ms], queue[:, 0], *(u.ravel() for u in unions)])
+    edges = np.unique(np.clip(edges, start_ms, end_ms))
+    starts, ends = edges[:-1], edges[1:]
+    mids = (starts + ends) / 2
+    holds = {name: iv.covered(u, mids) for name, u in conditions.items()}
+    holds["lock_wait"] &= ~iv.covered(held, mids)  # a wait behind a holder is the holder's time
+    holds["dispatch"] = _depth_at(queue, mids) > 0
+    holds["starvation"] = np.ones(len(mids), dtype=bool)
+    cause = np.full(len(mids), -1)
+    idle = ~iv.covered(busy, mids)
+    for index, name in enumerate(CAUSES):
+        cause[idle & (cause < 0) & holds[name]] = index
+    return sorted((float(a), float(b), CAUSES[i]) for i in range(len(CAUSES))
+                  for a, b in iv.runs(starts, ends, cause == i))
+
+
+def _phases(kernels: list[dict], start_ms: float, end_ms: float, peaks: Peaks) -> list[PhaseFigures]:
+    """Figure 5: kernels that start in [start_ms, end_ms), grouped by phase."""
+    groups = defaultdict(list)
+    for e in kernels:
+        if start_ms <= e["t_ms"] < end_ms:
+            groups[e["phase"]].append(e)
+    return [_phase(phase, group, peaks) for phase, group in sorted(groups.items())]
+
+
+def _phase(phase: str, kernels: list[dict], peaks: Peaks) -> PhaseFigures:
+    device_ms = sum(e["end_ms"] - e["t_ms"] for e in kernels)
+    fr, fq = (sum(e.get(name, 0) for e in kernels) for name in ("fr_muls", "fq_muls"))
+    # products per ms / 1e6 = G products per s
+    fr_gps, fq_gps = (n / device_ms / 1e6 if device_ms > 0 else 0.0 for n in (fr, fq))
+    counted = device_ms > 0 and any("fr_muls" in e or "fq_muls" in e for e in kernels)
+    efficiency = 100 * (fr_gps / peaks.fr_mul_gps + fq_gps / peaks.fq_mul_gps) if counted else None
+    return PhaseFigures(phase, len(kernels), device_ms, fr_gps, fq_gps, efficiency)
+
+
+def _partition_figures(mine: dict[str, list[dict]], key: Key, device: int) -> PartitionFigures:
+    """Figures of partition ``key`` from ``mine``, its events by name."""
+    def total(name: str) -> float | None:
+        return sum(e["end_ms"] - e["t_ms"] for e in mine[name]) if mine[name] else None
+
+    queued, picked = mine["queued"], mine["picked_up"]
+    return PartitionFigures(
+        job=key[0], partition=key[1], device=device, synthesis_ms=total("synthesis"),
+        queued_ms=picked[0]["t_ms"] - queued[0]["t_ms"] if queued and picked else None,
+        lock_wait_ms=total("lock_wait"), gpu_ms=total("lock_held"), busy_ms=total("kernel") or 0.0,
+    )
+
+
+def _balance(events: dict[str, list[dict]], devices: list[DeviceFigures], partitions: list[PartitionFigures],
+             queue: np.ndarray, start_ms: float, end_ms: float) -> Balance:
+    """Figure 7 over [start_ms, end_ms]."""
+    synthesis_ms = _mean(p.synthesis_ms for p in partitions)
+    gpu_ms = _mean(p.gpu_ms for p in partitions)
+    needed = None
+    if synthesis_ms is not None and gpu_ms:
+        needed = max(1, math.ceil(len(devices) * synthesis_ms / gpu_ms - 1e-9))  # 1e-9: float noise
+    edges = np.unique(np.concatenate([[start_ms, end_ms], queue[:, 0]]))
+    edges = edges[(edges >= start_ms) & (edges <= end_ms)]
+    depth = _depth_at(queue, edges[:-1])
+    return Balance(
+        synthesis_ms=synthesis_ms, gpu_ms=gpu_ms,
+        workers=len({e["worker"] for e in events["synthesis"]}), workers_needed=needed,
+        queue_mean=float(np.sum(depth * np.diff(edges)) / (end_ms - start_ms)),
+        queue_max=int(depth.max()) if len(depth) else 0,
+        starvation=[(d.device, a, b) for d in devices for a, b, cause in d.gaps if cause == "starvation"],
+    )
+
+
+def _mean(values) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None

@@ -1,0 +1,99 @@
+"""A timeline as a PNG Gantt chart (matplotlib, Agg; imported only when drawing).
+
+Lanes, top to bottom: one per synthesis worker; per GPU, the host view (lock held, with
+the cuzk-style GPU_START..GPU_END brackets inside it), the device view (kernels timed on
+the device, by phase) and the idle time by cause over the analysed window. Under them:
+queue depth and NVML utilization. Time is in seconds on the host clock.
+"""
+
+from __future__ import annotations
+
+import os
+
+from numba_cuzk.timeline.analysis import CAUSES, Analysis
+from numba_cuzk.timeline.reader import Timeline
+
+LANE_IN = 0.4  # figure height per lane, inches
+CAUSE_COLORS = dict(zip(CAUSES, ("#1f77b4", "#17becf", "#9467bd", "#d62728", "#8c564b",
+                                 "#ff7f0e", "#e377c2", "#bcbd22", "#7f7f7f")))
+Bar = tuple[float, float, str, float]  # start_ms, end_ms, color, height (share of a lane)
+
+
+def gantt(timeline: Timeline, a: Analysis, path: str | os.PathLike) -> None:
+    """Draw ``timeline``, with ``a``'s idle attribution, to the PNG at ``path``."""
+    from matplotlib.figure import Figure  # a bare Figure renders with Agg, no pyplot state
+
+    lanes, legend = _lanes(timeline, a)
+    fig = Figure(figsize=(14, 2.5 + LANE_IN * len(lanes) + 3), layout="constrained")
+    ax, queue_ax, nvml_ax = fig.subplots(3, 1, sharex=True,
+                                         height_ratios=[max(len(lanes), 2) * LANE_IN, 1.2, 1.2])
+    _draw_lanes(ax, lanes, legend)
+    _draw_queue(queue_ax, a)
+    _draw_nvml(nvml_ax, timeline)
+    for axis in (ax, queue_ax, nvml_ax):
+        axis.axvspan(a.start_ms / 1e3, a.end_ms / 1e3, color="#2ca02c", alpha=0.06, lw=0)
+    ax.set_title(f"{timeline.header.get('host', '?')} pid {timeline.header.get('pid', '?')}: "
+                 f"{a.window} window shaded; device busy {_pct(a.mean('busy_pct'))}, "
+                 f"host brackets {_pct(a.mean('bracket_pct'))}")
+    nvml_ax.set_xlabel("time (s)")
+    fig.savefig(path, dpi=110)
+
+
+def _lanes(timeline: Timeline, a: Analysis) -> tuple[list[tuple[str, list[Bar]]], dict[str, str]]:
+    """The lanes, each (label, bars), and the legend, label -> color."""
+    synthesis = timeline.of("synthesis")
+    lanes = []
+    for w in sorted({e["worker"] for e in synthesis}):
+        mine = [e for e in synthesis if e["worker"] == w]  # two shades tell neighbours apart
+        lanes.append((f"synthesis w{w}", [(e["t_ms"], e["end_ms"], ("#6baed6", "#aec7e8")[i % 2], 0.8)
+                                          for i, e in enumerate(mine)]))
+    phases = sorted({e["phase"] for e in timeline.of("kernel")})
+    palette = ("#2ca02c", "#98df8a", "#1f9e89", "#6a3d9a", "#b15928", "#33a02c", "#fb9a99", "#a6cee3")
+    phase_color = {p: palette[i % len(palette)] for i, p in enumerate(phases)}
+    for d in a.devices:
+        mine = [e for e in timeline.events if e.get("device") == d.device]
+        host = [(e["t_ms"], e["end_ms"], "#d9d9d9", 0.8) for e in mine if e["event"] == "lock_held"]
+        host += [(e["t_ms"], e["end_ms"], "#525252", 0.4) for e in mine if e["event"] == "gpu_bracket"]
+        lanes.append((f"gpu{d.device} host", host))
+        lanes.append((f"gpu{d.device} device",
+                      [(e["t_ms"], e["end_ms"], phase_color[e["phase"]], 0.8)
+                       for e in mine if e["event"] == "kernel"]))
+        lanes.append((f"gpu{d.device} idle", [(s, e, CAUSE_COLORS[c], 0.8) for s, e, c in d.gaps]))
+    causes = {c for d in a.devices for _, _, c in d.gaps}
+    legend = {"lock held": "#d9d9d9", "host bracket": "#525252", **phase_color,
+              **{f"idle: {c}": color for c, color in CAUSE_COLORS.items() if c in causes}}
+    return lanes, legend
+
+
+def _draw_lanes(ax, lanes: list[tuple[str, list[Bar]]], legend: dict[str, str]) -> None:
+    from matplotlib.patches import Patch
+
+    for row, (_, bars) in enumerate(reversed(lanes)):
+        for color, height in dict.fromkeys((c, h) for _, _, c, h in bars):  # in drawing order
+            ranges = [(s / 1e3, (e - s) / 1e3) for s, e, c, h in bars if (c, h) == (color, height)]
+            ax.broken_barh(ranges, (row - height / 2, height), facecolors=color, edgecolors="white", lw=0.3)
+    ax.set_yticks(range(len(lanes)), [label for label, _ in reversed(lanes)])
+    ax.set_ylim(-0.6, len(lanes) - 0.4)
+    handles = [Patch(facecolor=color, label=label) for label, color in legend.items()]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+
+
+def _draw_queue(ax, a: Analysis) -> None:
+    if len(a.queue):
+        ax.step(a.queue[:, 0] / 1e3, a.queue[:, 1], where="post", color="#1f77b4")
+    ax.set_ylabel("queue depth")
+
+
+def _draw_nvml(ax, timeline: Timeline) -> None:
+    samples = timeline.of("nvml")
+    for device in sorted({e["device"] for e in samples}):
+        mine = [e for e in samples if e["device"] == device]
+        ax.plot([e["t_ms"] / 1e3 for e in mine], [e["util_pct"] for e in mine], label=f"gpu{device}")
+    if samples:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    ax.set_ylim(-5, 105)
+    ax.set_ylabel("NVML util %")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}%"

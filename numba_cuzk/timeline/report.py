@@ -1,0 +1,153 @@
+"""An Analysis as rich tables (the terminal), a dict (``--json``), or a few lines (the
+end of ``numba-cuzk run``)."""
+
+from __future__ import annotations
+
+import math
+
+from rich.table import Table
+
+from numba_cuzk.timeline.analysis import CAUSES, Analysis
+
+UTILIZATION = (  # (DeviceFigures attribute, column heading)
+    ("bracket_pct", "host brackets %"),
+    ("lock_held_pct", "lock held %"),
+    ("busy_pct", "device busy %"),
+    ("idle_in_bracket_pct", "idle in brackets %"),
+    ("nvml_mean_pct", "NVML mean %"),
+    ("nvml_zero_pct", "NVML at 0 %"),
+)
+
+
+def to_dict(a: Analysis) -> dict:
+    """Every figure, JSON-ready; ms and % rounded to 1 us and 0.001%."""
+    devices = [{"device": d.device, **{name: getattr(d, name) for name, _ in UTILIZATION}} for d in a.devices]
+    gaps = a.gaps_ms
+    starvation = [b - s for _, s, b in a.balance.starvation]
+    return _rounded({
+        "window": {"name": a.window, "start_ms": a.start_ms, "end_ms": a.end_ms, "span_ms": a.span_ms},
+        "utilization": {"all": {name: a.mean(name) for name, _ in UTILIZATION}, "devices": devices},
+        "gaps": {
+            "priority": list(CAUSES),
+            "total_ms": gaps,
+            "pct_of_span": {cause: _share(ms, a) for cause, ms in gaps.items()},
+            "per_partition_ms": {cause: _per_partition(ms, a) for cause, ms in gaps.items()},
+        },
+        "kernels": {"peaks_gps": {"fr_mul": a.peaks.fr_mul_gps, "fq_mul": a.peaks.fq_mul_gps},
+                    "phases": [vars(p) for p in a.phases]},
+        "balance": {
+            **{k: v for k, v in vars(a.balance).items() if k != "starvation"},
+            "starvation": {"episodes": len(starvation), "total_ms": sum(starvation),
+                           "longest_ms": max(starvation, default=0.0),
+                           "intervals": [list(episode) for episode in a.balance.starvation]},
+            "queue_depth": a.queue.tolist(),  # whole run: rows [t_ms, depth from then on]
+        },
+        "partitions": [vars(p) for p in a.partitions],
+        "done": a.done,
+        "failed": a.failed,
+    })
+
+
+def tables(a: Analysis) -> list[Table]:
+    """Utilization, idle time by cause, kernel efficiency and balance, for rich to print."""
+    return [_utilization(a), _gaps(a), _kernels(a), _balance(a)]
+
+
+def short(a: Analysis) -> str:
+    """Three lines: the utilization levels, where the idle time went, the balance."""
+    if not a.devices:
+        return f"no kernels in the {a.window} window: nothing ran on a GPU"
+    causes = sorted(((ms, cause) for cause, ms in a.gaps_ms.items() if ms > 0), reverse=True)
+    idle = ", ".join(f"{cause} {_share(ms, a):.1f}%" for ms, cause in causes[:4]) or "none"
+    b = a.balance
+    nvml = a.mean("nvml_mean_pct")
+    return "\n".join([
+        f"GPU over the {a.window} window ({a.span_ms / 1e3:.2f} s): device busy {a.mean('busy_pct'):.1f}%, "
+        f"host brackets {a.mean('bracket_pct'):.1f}%, lock held {a.mean('lock_held_pct'):.1f}%"
+        + ("" if nvml is None else f", NVML {nvml:.0f}%"),
+        f"device idle {100 - a.mean('busy_pct'):.1f}%: {idle}",
+        f"per partition: synthesis {_ms(b.synthesis_ms)} vs GPU {_ms(b.gpu_ms)}; synthesis workers "
+        f"{b.workers}, to keep the GPU fed {'-' if b.workers_needed is None else b.workers_needed}",
+    ])
+
+
+def _utilization(a: Analysis) -> Table:
+    table = Table(title=f"GPU utilization, {a.window} window ({a.span_ms:.1f} ms)")
+    table.add_column("device")
+    for _, heading in UTILIZATION:
+        table.add_column(heading, justify="right")
+    rows = [(str(d.device), [getattr(d, name) for name, _ in UTILIZATION]) for d in a.devices]
+    if len(a.devices) > 1:
+        rows.append(("all", [a.mean(name) for name, _ in UTILIZATION]))
+    for label, values in rows:
+        table.add_row(label, *(_pct(v) for v in values))
+    return table
+
+
+def _gaps(a: Analysis) -> Table:
+    table = Table(title="Device idle time by cause, in priority order")
+    for heading in ("cause", "ms", "% of span", "ms / partition"):
+        table.add_column(heading, justify="left" if heading == "cause" else "right")
+    gaps = a.gaps_ms
+    for cause, ms in gaps.items():
+        table.add_row(cause, f"{ms:.1f}", _pct(_share(ms, a)), _ms(_per_partition(ms, a)),
+                      style=None if ms > 0 else "dim")
+    total = sum(gaps.values())
+    table.add_row("idle", f"{total:.1f}", _pct(_share(total, a)), _ms(_per_partition(total, a)), style="bold")
+    return table
+
+
+def _kernels(a: Analysis) -> Table:
+    table = Table(title=f"Kernel efficiency (peaks: Fr {a.peaks.fr_mul_gps} G/s, Fq {a.peaks.fq_mul_gps} G/s)")
+    for heading in ("phase", "kernels", "device ms", "Fr G/s", "Fq G/s", "% of peak"):
+        table.add_column(heading, justify="left" if heading == "phase" else "right")
+    for p in a.phases:
+        table.add_row(p.phase, str(p.kernels), f"{p.device_ms:.1f}", f"{p.fr_gmul_s:.2f}", f"{p.fq_gmul_s:.2f}",
+                      _pct(p.efficiency_pct))
+    return table
+
+
+def _balance(a: Analysis) -> Table:
+    b = a.balance
+    starvation = [end - start for _, start, end in b.starvation]
+    table = Table(title="Balance", show_header=False)
+    for label, value in (
+        ("partitions in the window", str(len(a.partitions))),
+        ("synthesis per partition", _ms(b.synthesis_ms)),
+        ("GPU (lock held) per partition", _ms(b.gpu_ms)),
+        ("synthesis workers: now, to keep the GPU fed", f"{b.workers}, {b.workers_needed or '-'}"),
+        ("queue depth: mean, max", f"{b.queue_mean:.2f}, {b.queue_max}"),
+        ("starvation: episodes, total, longest",
+         f"{len(starvation)}, {sum(starvation):.1f} ms, {max(starvation, default=0.0):.1f} ms"),
+        ("partitions done, failed (whole run)", f"{a.done}, {a.failed}"),
+    ):
+        table.add_row(label, value)
+    return table
+
+
+def _share(ms: float, a: Analysis) -> float:
+    """``ms`` of device time as % of the span times the devices."""
+    return 100 * ms / (a.span_ms * max(len(a.devices), 1))
+
+
+def _per_partition(ms: float, a: Analysis) -> float | None:
+    return ms / len(a.partitions) if a.partitions else None
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f} ms"
+
+
+def _rounded(value):
+    """``value`` with its floats rounded to 3 decimals (non-finite ones as None)."""
+    if isinstance(value, float):
+        return round(value, 3) if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rounded(v) for v in value]
+    return value

@@ -1,0 +1,176 @@
+"""Setup, prove and verify end to end: the CPU backend in CI, the GPU with ``pytest -m gpu``.
+
+The key is checked point by point against the Python-int reference for known toxic waste;
+proofs must verify with arkworks and with py_ecc (an independent implementation) and
+must fail when any point, or the public input, is changed.
+"""
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from numba_cuzk.curve.layout import limbs_to_points
+from numba_cuzk.curve.params import G1, G2
+from numba_cuzk.curve.reference import g1, g2
+from numba_cuzk.field.codec import from_limbs, to_limbs
+from numba_cuzk.field.params import FR
+from numba_cuzk.groth16 import pairing
+from numba_cuzk.groth16.constraint_system import ConstraintSystem
+from numba_cuzk.groth16.keys import Proof
+from numba_cuzk.groth16.kernels import csr_matvec, to_csr
+from numba_cuzk.groth16.prove import Prover
+from numba_cuzk.groth16.setup import domain_log, setup
+from tests.conftest import SIMULATOR
+
+R = FR.modulus
+TOXIC = {"alpha": 11, "beta": 13, "gamma": 17, "delta": 19, "tau": 123456789}
+
+
+def cube_circuit(x: int = 3):
+    """x^3 + x + 5 = out, out public."""
+    cs = ConstraintSystem()
+    xv = cs.private(x)
+    out = cs.public(x ** 3 + x + 5)
+    x2 = cs.private(x * x)
+    x3 = cs.private(x ** 3)
+    cs.enforce(xv, xv, x2)
+    cs.enforce(x2, xv, x3)
+    cs.enforce(x3 + xv + 5, 1, out)
+    return cs.to_r1cs(), cs.witness()
+
+
+@pytest.fixture(scope="module")
+def cube():
+    r1cs, witness = cube_circuit()
+    pk = setup(r1cs, gpu=False, toxic=TOXIC)
+    return r1cs, witness, pk, Prover(pk, gpu=False)
+
+
+def _lagrange(tau, size, k):
+    root = FR.root_of_unity(size.bit_length() - 1)
+    x = pow(root, k, R)
+    return (pow(tau, size, R) - 1) * pow(size, -1, R) * x * pow(tau - x, -1, R) % R
+
+
+def _column(matrix, wire, rows):
+    """sum_j matrix[j, wire] L_j(tau) from the CSR (Python ints)."""
+    total = 0
+    for j in range(matrix.rows):
+        for k in range(matrix.indptr[j], matrix.indptr[j + 1]):
+            if matrix.indices[k] == wire:
+                total += from_limbs(matrix.values[:, k:k + 1], FR)[0] * rows[j]
+    return total % R
+
+
+def test_key_matches_reference(cube):
+    r1cs, _, pk, _ = cube
+    n = 1 << domain_log(r1cs)
+    assert pk.domain_size == n == 8
+    tau, G = TOXIC["tau"], g1.generator
+    basis = [_lagrange(tau, n, j) for j in range(n)]
+    u = [(_column(r1cs.a, i, basis) + (basis[r1cs.n_constraints + i] if i <= r1cs.n_public else 0)) % R
+         for i in range(r1cs.n_wires)]
+    v = [_column(r1cs.b, i, basis) for i in range(r1cs.n_wires)]
+    w = [_column(r1cs.c, i, basis) for i in range(r1cs.n_wires)]
+    combo = [(TOXIC["beta"] * a + TOXIC["alpha"] * b + c) % R for a, b, c in zip(u, v, w)]
+    assert limbs_to_points(pk.a_g1, G1) == [g1.mul(G, k) for k in u]
+    assert limbs_to_points(pk.b_g1, G1) == [g1.mul(G, k) for k in v]
+    assert limbs_to_points(pk.b_g2, G2) == [g2.mul(g2.generator, k) for k in v]
+    assert pk.ic == [g1.mul(G, k * pow(TOXIC["gamma"], -1, R)) for k in combo[:2]]
+    assert limbs_to_points(pk.c_g1, G1) == [g1.mul(G, k * pow(TOXIC["delta"], -1, R)) for k in combo[2:]]
+    h = [_lagrange(tau, 2 * n, 2 * j + 1) * pow(TOXIC["delta"], -1, R) for j in range(n)]
+    assert limbs_to_points(pk.h_g1, G1) == [g1.mul(G, k) for k in h]
+
+
+def test_proofs_verify_and_differ(cube):
+    _, witness, pk, prover = cube
+    first, second = prover.prove(witness), prover.prove(witness)
+    assert first != second  # fresh r, s each time
+    for proof in (first, second):
+        assert pairing.verify(pk.verifying_key, [35], proof)
+        assert not pairing.verify(pk.verifying_key, [36], proof)
+
+
+def test_changed_points_are_rejected(cube):
+    _, witness, pk, prover = cube
+    proof = prover.prove(witness)
+    vk = pk.verifying_key
+    assert not pairing.verify(vk, [35], Proof(g1.double(proof.a), proof.b, proof.c))
+    assert not pairing.verify(vk, [35], Proof(proof.a, g2.double(proof.b), proof.c))
+    assert not pairing.verify(vk, [35], Proof(proof.a, proof.b, g1.neg(proof.c)))
+    assert not pairing.verify(vk, [35], Proof(proof.c, proof.b, proof.a))
+
+
+def test_verify_with_py_ecc(cube):
+    """An independent pairing: py_ecc's optimized BLS12-381."""
+    from py_ecc.optimized_bls12_381 import FQ, FQ2, final_exponentiate, pairing as e
+
+    _, witness, pk, prover = cube
+    proof = prover.prove(witness)
+    p1 = lambda p: (FQ(p[0]), FQ(p[1]), FQ(1))  # noqa: E731
+    p2 = lambda p: (FQ2(list(p[0])), FQ2(list(p[1])), FQ2([1, 0]))  # noqa: E731
+    ic = g1.add(pk.ic[0], g1.mul(pk.ic[1], 35))
+    lhs = e(p2(proof.b), p1(proof.a), final_exponentiate=False)
+    rhs = (e(p2(pk.beta_g2), p1(pk.alpha_g1), final_exponentiate=False)
+           * e(p2(pk.gamma_g2), p1(ic), final_exponentiate=False)
+           * e(p2(pk.delta_g2), p1(proof.c), final_exponentiate=False))
+    assert final_exponentiate(lhs) == final_exponentiate(rhs)
+    wrong = rhs * e(p2(pk.delta_g2), p1(proof.c), final_exponentiate=False)  # C counted twice
+    assert final_exponentiate(lhs) != final_exponentiate(wrong)
+
+
+def test_bad_witnesses_are_refused(cube):
+    _, witness, _, prover = cube
+    wrong = witness.copy()
+    wrong[:, 2] = to_limbs([4], FR)[:, 0]  # x = 4 breaks x^2 = 9
+    with pytest.raises(ValueError, match="does not satisfy"):
+        prover.prove(wrong)
+    with pytest.raises(ValueError, match="shape"):
+        prover.prove(witness[:, :3])
+    big = witness.copy()
+    big[:, 3] = np.array(FR.modulus_limbs, np.uint32)  # r itself: not canonical
+    with pytest.raises(ValueError, match="wire 3"):
+        prover.prove(big)
+    one = witness.copy()
+    one[:, 0] = 0
+    with pytest.raises(ValueError, match="wire 0"):
+        prover.prove(one)
+
+
+@pytest.mark.gpu
+def test_csr_matvec_kernel_matches_cpu():
+    """The CUDA kernel (simulator in CI) against the CPU loop and Python ints, edge values."""
+    rng = np.random.default_rng(3)
+    rows, wires = 6, 5
+    row_of = np.array([0, 0, 1, 3, 3, 3, 5], dtype=np.int64)
+    cols = np.array([0, 4, 2, 1, 1, 3, 4], dtype=np.int64)
+    coef_ints = [0, 1, R - 1, 2, R - 1, 12345, int(rng.integers(1 << 62)) ** 4 % R]
+    wire_ints = [1, R - 1, 0, 7, 1 << 200]
+    values = to_limbs(coef_ints, FR)
+    witness = np.ascontiguousarray(to_limbs([x * FR.r % R for x in wire_ints], FR))  # Montgomery
+    indptr, indices, vals = to_csr(rows, row_of, cols, values)
+    cpu = np.full((8, rows), 0xA5A5A5A5, np.uint32)
+    csr_matvec(cpu, indptr, indices, vals, witness, False)
+    gpu = cuda.to_device(np.full((8, rows), 0xA5A5A5A5, np.uint32))
+    csr_matvec(gpu, *(cuda.to_device(x) for x in (indptr, indices, vals, witness)), False)
+    want = [0] * rows
+    for r, c, k in zip(row_of, cols, coef_ints):
+        want[r] = (want[r] + k * wire_ints[c]) % R
+    assert [x * FR.r_inv % R for x in from_limbs(cpu, FR)] == want
+    assert np.array_equal(gpu.copy_to_host(), cpu)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(SIMULATOR, reason="a whole GPU proof is minutes in the simulator; its kernels are tested there")
+def test_gpu_proof_verifies_and_matches_cpu_parts():
+    from numba_cuzk.groth16.circuits import build
+    from numba_cuzk.groth16.timing import PhaseTimer
+
+    r1cs, witness = build("bit_heavy", 12, seed=1)
+    pk = setup(r1cs, gpu=True)
+    gpu, cpu = Prover(pk, gpu=True), Prover(pk, gpu=False)
+    timer = PhaseTimer(gpu.stream)
+    proof = gpu.prove(witness, timer=timer)
+    assert pairing.verify(pk.verifying_key, gpu.public_inputs(witness), proof)
+    assert set(timer.durations_ms()) >= {"ntt", "msm_a", "msm_b2", "msm_h", "epilogue"}
+    assert gpu._device_work(witness, PhaseTimer(gpu.stream)) == cpu._device_work(witness, PhaseTimer())

@@ -1,0 +1,55 @@
+"""Reports and the PNG: the dict is JSON with every figure, the tables and the short form
+print, the Gantt chart is a non-empty PNG."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+
+from numba_cuzk.events import TimelineWriter
+from numba_cuzk.timeline import plot, report
+from numba_cuzk.timeline.analysis import CAUSES, analyze
+from numba_cuzk.timeline.reader import read
+
+from .synthetic import CUZK, Pipeline, analysed, write
+
+
+def test_dict_is_json_with_every_figure(tmp_path):
+    d = json.loads(json.dumps(report.to_dict(analysed(tmp_path / "t.jsonl", CUZK))))
+    assert d["window"] == {"name": "steady", "start_ms": 145, "end_ms": 945, "span_ms": 800}
+    assert d["utilization"]["all"]["bracket_pct"] == 90 and d["utilization"]["all"]["busy_pct"] == 50
+    assert d["gaps"]["priority"] == list(CAUSES)
+    assert d["gaps"]["pct_of_span"]["sync"] == 40 and d["gaps"]["per_partition_ms"]["sync"] == 40
+    assert {"synthesis_ms", "gpu_ms", "workers", "workers_needed", "queue_mean", "queue_max"} <= set(d["balance"])
+    assert d["balance"]["starvation"]["episodes"] == 0
+    assert [p["phase"] for p in d["kernels"]["phases"]] == ["phase1", "phase3"]
+    assert len(d["partitions"]) == 8 and (d["done"], d["failed"]) == (10, 0)
+
+
+def test_tables_and_short_form(tmp_path):
+    a = analysed(tmp_path / "t.jsonl", Pipeline(partitions=6, synth_ms=300))
+    console = Console(record=True, width=160)
+    for table in report.tables(a):
+        console.print(table)
+    text = console.export_text()
+    assert "device busy %" in text and "starvation" in text and "Kernel efficiency" in text
+    lines = report.short(a).splitlines()
+    assert len(lines) == 3
+    assert "device busy 33.3%" in lines[0] and "host brackets 33.3%" in lines[0]
+    assert "starvation 66.7%" in lines[1]
+    assert "synthesis 300.0 ms vs GPU 100.0 ms" in lines[2] and "to keep the GPU fed 3" in lines[2]
+
+
+def test_gantt_png(tmp_path):
+    path = tmp_path / "t.jsonl"
+    with TimelineWriter(path) as w:
+        write(CUZK, w, job="a", device=0)
+        write(Pipeline(partitions=5, synth_ms=200, workers=2), w, job="b", device=1)
+        for k in range(100):
+            w.instant("nvml", at_ms=10.0 * k, device=k % 2, util_pct=k % 100, mem_used_bytes=k)
+    timeline = read(path)
+    png = tmp_path / "t.png"
+    plot.gantt(timeline, analyze(timeline, "whole"), png)
+    data = png.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
