@@ -136,8 +136,8 @@ def ark_time_ms(points, scalars, curve, runs: int = 3) -> float:
     return common.median(times)
 
 
-def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng, out) -> list[dict]:
-    """Records of one curve, each size's appended to ``out`` as soon as it is measured
+def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng, results) -> list[dict]:
+    """Records of one curve, each size's appended to ``results`` as soon as it is measured
     (a run cut short by a time limit keeps what it measured)."""
     records = []
     base_set = BaseSet(curve, max(max(logs), RATE_LOG))
@@ -148,7 +148,7 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
     del rate_bases
     records.append(common.record(f"msm_{name}_add_rate", rate, "G/s", device,
                                  {"chunk": RATE_CHUNK, "log_n": RATE_LOG, "kernel": "accumulate"}))
-    common.write(records[-1:], "msm", out)
+    common.write(records[-1:], "msm", results)
     print(f"{curve.name} bucket add rate {rate:.3f} G/s ({time.perf_counter() - t0:.1f} s incl. compile)", flush=True)
     for log_n in logs:
         first = len(records)
@@ -196,7 +196,7 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
             ms_b = time_msm(bases, d_b, out, runs)
             records.append(common.record(f"msm_{name}_log{log_n}_bits", ms_b, "ms", device,
                                          params | {"share_01": 0.9}))
-        common.write(records[first:], "msm", out)
+        common.write(records[first:], "msm", results)
         print(f"{curve.name} 2^{log_n}: {ms:.2f} ms (floor {floor:.2f}) [{time.perf_counter() - t0:.1f} s]", flush=True)
         del bases, d_scalars
         clear_cache()
