@@ -6,6 +6,7 @@
     points      point_ops(curve): device/CPU formulas; layout (coords * L, n) uint32
     checks      sqrt, decompression, endomorphism subgroup checks (device/CPU)
     kernels     to_affine (batched inversion), decode
+    fixed_base  fixed_base_table, fixed_base_mul: k_i * P for one P (the Groth16 setup)
     encoding    encode / decode / decode_unchecked (48/96 and 96/192-byte formats)
     layout      reference points <-> limb arrays (tests, small conversions)
 """

@@ -35,13 +35,13 @@ from numba_cuzk.curve.kernels import _launch, to_affine
 from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.curve.points import point_ops
 from numba_cuzk.curve.reference import Curve
-from numba_cuzk.field.mont import device, fr_ops
 from numba_cuzk.field import codec
+from numba_cuzk.field.mont import device, fr_ops
 from numba_cuzk.field.params import FQ, FR
 from numba_cuzk.field.target import is_device_array, local_u32
 
 WINDOW = 8  # bits per digit: 32 additions per point, an 8192-entry table
-MAX_WINDOW = 16  # 2^20 table entries (100 MB for G1, 200 MB for G2): more is never worth it
+MAX_WINDOW = 16  # 2^20 table entries: 100 MB (G1) / 200 MB (G2), minutes of host build
 SCALAR_BITS = FR.modulus.bit_length()  # 255: canonical scalars are < r < 2^255
 S = fr_ops.limbs  # 8 uint32 limbs per scalar
 
@@ -122,8 +122,7 @@ def fixed_base_table(point, curve: CurveParams, window: int = WINDOW, *, to_devi
     ``point``: the reference's affine tuple (None for the identity), in the order-r
     subgroup (fixed_base_mul reduces scalars mod r). Built on the host with Python ints
     (Jacobian additions, one batched inversion); ``to_device=True`` returns a device array
-    (copied on ``stream``). Host time at c = 8 is in tests/curve/test_fixed_base.py's
-    notes (a fraction of a second for G1, about a second for G2).
+    (copied on ``stream``). Host time at c = 8 on a 2-core VM: ~0.3 s (G1), ~0.9 s (G2).
     """
     if not 1 <= window <= MAX_WINDOW:
         raise ValueError(f"window must be in [1, {MAX_WINDOW}], not {window}")
@@ -220,7 +219,8 @@ def _check(out, scalars, table, curve: CurveParams) -> tuple[int, int]:
     L2 = 2 * curve.limbs
     for name, arr, rows in (("out", out, L2), ("scalars", scalars, S), ("table", table, L2)):
         if arr.dtype != np.uint32 or len(arr.shape) != 2 or arr.shape[0] != rows:
-            raise ValueError(f"{name}: expected uint32 ({rows}, n) for {curve.name}, got {arr.dtype} {tuple(arr.shape)}")
+            got = f"{arr.dtype} {tuple(arr.shape)}"
+            raise ValueError(f"{name}: expected uint32 ({rows}, n) for {curve.name}, got {got}")
         if not is_device_array(arr) and not arr.flags.c_contiguous:
             raise ValueError(f"{name}: host arrays must be C-contiguous")
     if out.shape[1] != scalars.shape[1]:

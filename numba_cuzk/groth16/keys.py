@@ -1,5 +1,5 @@
 """Groth16 keys and proofs in memory (snarkjs's zkey / verification_key.json / proof.json
-hold the same things; formats.py reads and writes them).
+hold the same things; formats/ reads and writes them).
 
 Small points are reference affine tuples (curve/reference.py: canonical Python ints, Fq2
 as (c0, c1), None for infinity). Queries are affine points in the curve layout
@@ -20,7 +20,7 @@ class Coefficients:
 
     matrix (k,) uint8 (0 = A, 1 = B), constraint (k,) uint32, signal (k,) uint32,
     value (8, k) uint32: the coefficient in Montgomery form (coef * 2^256 mod r). snarkjs
-    files store coef * 2^512 mod r; formats.py converts.
+    files store coef * 2^512 mod r; formats/zkey.py converts.
     Rows n_constraints .. n_constraints + n_public of A hold the entry 1 at wire i for
     i = 0..n_public (snarkjs adds them so the public inputs' polynomials are independent).
     """

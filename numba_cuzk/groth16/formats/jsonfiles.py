@@ -1,0 +1,174 @@
+"""snarkjs's proof.json, public.json and verification_key.json (snarkjs src/groth16_prove.js,
+zkey_export_verificationkey.js, groth16_verify.js; ffjavascript's toObject/fromObject).
+
+Numbers are decimal strings. A G1 point is [x, y, z] with z = "1" (affine) or "0"
+(infinity, written ["0", "1", "0"]); a G2 point the same with Fq2 pairs [c0, c1], z =
+["1", "0"]. The readers accept what snarkjs's do (decimal or 0x-hex strings, plain JSON
+integers, a G1/G2 point without z) and check every field: canonical (< q, or < r for
+public inputs), points on their curve and in the prime-order subgroup; errors name the
+field ("pi_b: not on curve").
+
+verification_key.json: snarkjs also writes vk_alphabeta_12 = e(alpha, beta), but its
+verifier (groth16_verify.js) never reads it, so it is not written and is ignored on read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Sequence
+
+from numba_cuzk.curve.params import G1, G2, CurveParams
+from numba_cuzk.field.params import FQ, FR
+from numba_cuzk.groth16.formats import points
+from numba_cuzk.groth16.formats.binfile import PathLike
+from numba_cuzk.groth16.keys import Proof, VerifyingKey
+
+PROTOCOL = "groth16"
+CURVE = "bls12381"  # ffjavascript's name for the curve
+_DECIMAL = re.compile(r"[0-9]{1,200}")  # 200 digits is far above any field element
+_HEX = re.compile(r"0x[0-9a-fA-F]{1,100}")
+
+
+def write_proof_json(path: PathLike, proof: Proof) -> None:
+    _dump(path, {"pi_a": _g1_json(proof.a), "pi_b": _g2_json(proof.b), "pi_c": _g1_json(proof.c),
+                 "protocol": PROTOCOL, "curve": CURVE})
+
+
+def read_proof_json(path: PathLike) -> Proof:
+    obj = _object(_load(path), "proof.json")
+    _check_tags(obj, "proof.json", required=False)
+    return Proof(a=_point(_field(obj, "pi_a"), G1, "pi_a"), b=_point(_field(obj, "pi_b"), G2, "pi_b"),
+                 c=_point(_field(obj, "pi_c"), G1, "pi_c"))
+
+
+def write_public_json(path: PathLike, values: Sequence[int]) -> None:
+    """Public inputs (ints in [0, r)) -> a list of decimal strings."""
+    for i, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < FR.modulus:
+            raise ValueError(f"public input {i}: {v!r} is not an integer in [0, r)")
+    _dump(path, [str(v) for v in values])
+
+
+def read_public_json(path: PathLike) -> list[int]:
+    values = _load(path)
+    if not isinstance(values, list):
+        raise ValueError(f"public.json: expected a list of decimal strings, got {type(values).__name__}")
+    return [_integer(v, f"public input {i}", FR) for i, v in enumerate(values)]
+
+
+def write_vk_json(path: PathLike, vk: VerifyingKey) -> None:
+    if len(vk.ic) != vk.n_public + 1:
+        raise ValueError(f"IC: {len(vk.ic)} points, expected nPublic + 1 = {vk.n_public + 1}")
+    _dump(path, {"protocol": PROTOCOL, "curve": CURVE, "nPublic": vk.n_public,
+                 "vk_alpha_1": _g1_json(vk.alpha_g1), "vk_beta_2": _g2_json(vk.beta_g2),
+                 "vk_gamma_2": _g2_json(vk.gamma_g2), "vk_delta_2": _g2_json(vk.delta_g2),
+                 "IC": [_g1_json(p) for p in vk.ic]})
+
+
+def read_vk_json(path: PathLike) -> VerifyingKey:
+    obj = _object(_load(path), "verification_key.json")
+    _check_tags(obj, "verification_key.json", required=True)
+    ic = _field(obj, "IC")
+    if not isinstance(ic, list) or not ic:
+        raise ValueError("IC: expected a non-empty list of G1 points")
+    n_public = _field(obj, "nPublic")
+    if isinstance(n_public, bool) or not isinstance(n_public, int) or n_public != len(ic) - 1:
+        raise ValueError(f"nPublic: {n_public!r}, but IC has {len(ic)} points (expected nPublic + 1)")
+    return VerifyingKey(n_public=n_public, alpha_g1=_point(_field(obj, "vk_alpha_1"), G1, "vk_alpha_1"),
+                        beta_g2=_point(_field(obj, "vk_beta_2"), G2, "vk_beta_2"),
+                        gamma_g2=_point(_field(obj, "vk_gamma_2"), G2, "vk_gamma_2"),
+                        delta_g2=_point(_field(obj, "vk_delta_2"), G2, "vk_delta_2"),
+                        ic=[_point(p, G1, f"IC[{i}]") for i, p in enumerate(ic)])
+
+
+# --- writing ------------------------------------------------------------------------
+
+def _dump(path: PathLike, obj) -> None:
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=1)  # snarkjs writes with one space of indentation
+
+
+def _g1_json(p) -> list:
+    return ["0", "1", "0"] if p is None else [str(p[0]), str(p[1]), "1"]
+
+
+def _g2_json(p) -> list:
+    if p is None:
+        return [["0", "0"], ["1", "0"], ["0", "0"]]
+    return [[str(c) for c in p[0]], [str(c) for c in p[1]], ["1", "0"]]
+
+
+# --- reading ------------------------------------------------------------------------
+
+def _load(path: PathLike):
+    with open(path, "rb") as f:
+        try:
+            return json.load(f)
+        except RecursionError:  # absurdly nested input; json raises ValueError for the rest
+            raise ValueError(f"{path}: JSON nested too deeply") from None
+
+
+def _object(obj, what: str) -> dict:
+    if not isinstance(obj, dict):
+        raise ValueError(f"{what}: expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def _field(obj: dict, key: str):
+    if key not in obj:
+        raise ValueError(f"{key}: missing")
+    return obj[key]
+
+
+def _check_tags(obj: dict, what: str, required: bool) -> None:
+    """protocol must be groth16 and curve BLS12-381 (named as snarkjs normalizes it:
+    letters and digits, any case); a proof may omit them (snarkjs's verifier reads
+    neither from the proof)."""
+    for key, want in (("protocol", PROTOCOL), ("curve", CURVE)):
+        if key not in obj and not required:
+            continue
+        value = _field(obj, key)
+        if not isinstance(value, str) or re.sub(r"[^a-z0-9]", "", value.lower()) != want:
+            raise ValueError(f"{what}: {key} {value!r} is not {want!r}")
+
+
+def _integer(value, where: str, field) -> int:
+    """A decimal or 0x-hex string (or a JSON integer) in [0, field.modulus)."""
+    if isinstance(value, str) and _DECIMAL.fullmatch(value):
+        v = int(value)
+    elif isinstance(value, str) and _HEX.fullmatch(value):
+        v = int(value, 16)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        v = value
+    else:
+        raise ValueError(f"{where}: expected a decimal string, got {str(value)[:40]!r}")
+    if not 0 <= v < field.modulus:
+        raise ValueError(f"{where}: {v} is not in [0, {'r' if field is FR else 'q'})")
+    return v
+
+
+def _element(value, where: str, curve: CurveParams):
+    """An Fq element (G1) or an Fq2 pair [c0, c1] (G2)."""
+    if curve.degree == 1:
+        return _integer(value, where, FQ)
+    if not isinstance(value, list) or len(value) != 2:
+        raise ValueError(f"{where}: expected [c0, c1]")
+    return tuple(_integer(c, f"{where}.c{k}", FQ) for k, c in enumerate(value))
+
+
+def _point(value, curve: CurveParams, where: str):
+    """[x, y] or [x, y, z] -> a reference affine point (None for z = 0), checked."""
+    if not isinstance(value, list) or len(value) not in (2, 3):
+        raise ValueError(f"{where}: expected [x, y, z]")
+    one, zero = (1, 0) if curve.degree == 1 else ((1, 0), (0, 0))
+    z = _element(value[2], f"{where}: z", curve) if len(value) == 3 else one
+    if z == zero:
+        return None
+    if z != one:
+        raise ValueError(f"{where}: z must be 1 (affine) or 0 (infinity)")
+    point = (_element(value[0], f"{where}: x", curve), _element(value[1], f"{where}: y", curve))
+    reason = points.problem(point, curve)
+    if reason:
+        raise ValueError(f"{where}: {reason}")
+    return point

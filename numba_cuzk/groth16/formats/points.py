@@ -1,0 +1,96 @@
+"""Affine points as snarkjs stores them <-> the curve layout, and their validation.
+
+snarkjs (ffjavascript ``toRprLEM``) writes an affine point as x | y, each Fq component
+48 bytes little-endian in Montgomery form (x * 2^384 mod q), an Fq2 as c0 | c1, and
+infinity as all zeros. 48 such bytes are exactly 12 little-endian uint32 Montgomery limbs,
+so point i's bytes are column i of curve/layout.py's (2L, n) array: converting is a
+reshape and a transpose, with no Python object per point.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from numba_cuzk import backend
+from numba_cuzk.curve import checks, kernels, layout
+from numba_cuzk.curve.params import CurveParams
+from numba_cuzk.curve.reference import Curve
+from numba_cuzk.curve.reference import g1 as ref_g1
+from numba_cuzk.curve.reference import g2 as ref_g2
+from numba_cuzk.field import codec
+from numba_cuzk.field.params import FQ
+
+# Below this many points the Python reference checks them (~4 ms a point); from it on,
+# the bulk kernels (curve/kernels.decode), whose first use in a process compiles for
+# ~20 s per curve. On the CPU they take ~0.25 ms a point a core (a 2^20-constraint zkey
+# has ~5 million points), so large keys are checked on the GPU when there is one.
+BULK_CHECK_MIN = 256
+
+
+def reference(curve: CurveParams) -> Curve:
+    """The Python reference curve (curve/reference.py) for G1 or G2."""
+    return ref_g1 if curve.degree == 1 else ref_g2
+
+
+def point_bytes(curve: CurveParams) -> int:
+    """Bytes of one stored affine point: 96 (G1) or 192 (G2)."""
+    return 2 * curve.coordinate_bytes
+
+
+def from_stored(raw: np.ndarray, curve: CurveParams, where: str) -> np.ndarray:
+    """(n * point_bytes,) uint8 -> (2L, n) uint32 Montgomery affine points (a copy).
+
+    Raises ValueError naming the first point with an Fq component >= q."""
+    rows = 2 * curve.limbs
+    limbs = raw.view("<u4").reshape(-1, rows).T.astype(np.uint32, order="C")
+    bad = [i for i in (codec.first_noncanonical(limbs[k:k + FQ.limbs], FQ) for k in range(0, rows, FQ.limbs))
+           if i >= 0]
+    if bad:
+        raise ValueError(f"{where}: point {min(bad)}: coordinate not reduced (>= q)")
+    return limbs
+
+
+def to_stored(limbs: np.ndarray) -> np.ndarray:
+    """(2L, n) -> (n, 2L) view: written in C order with little-endian words, point i's
+    stored bytes."""
+    return limbs.T
+
+
+def problem(point, curve: CurveParams) -> str | None:
+    """Why a reference affine point (canonical ints; None = infinity) is not a valid
+    group element, or None."""
+    ref = reference(curve)
+    if not ref.is_on_curve(point):
+        return checks.STATUS_REASONS[checks.NOT_ON_CURVE]
+    if not ref.in_subgroup_fast(point):
+        return checks.STATUS_REASONS[checks.NOT_IN_SUBGROUP]
+    return None
+
+
+def check(limbs: np.ndarray, curve: CurveParams, where: str, device: bool | None = None) -> None:
+    """Raise ValueError naming the first of (2L, n) Montgomery affine points that is not
+    on the curve or not in the prime-order subgroup ((0, 0), infinity, passes).
+
+    ``device``: run the bulk check on the GPU (None: when one is available)."""
+    n = limbs.shape[1]
+    if n < BULK_CHECK_MIN:
+        for i, point in enumerate(layout.limbs_to_points(limbs, curve)):
+            reason = problem(point, curve)
+            if reason:
+                raise ValueError(f"{where}: point {i}: {reason}")
+        return
+    # kernels.decode takes canonical coordinates (and converts them back to Montgomery)
+    canonical = np.concatenate([codec.from_montgomery(np.ascontiguousarray(limbs[k:k + FQ.limbs]), FQ)
+                                for k in range(0, limbs.shape[0], FQ.limbs)])
+    flags = np.where(limbs.any(axis=0), np.uint32(0), checks.INFINITY).astype(np.uint32) | checks.CHECK
+    status = np.zeros(n, dtype=np.uint32)
+    if backend.cuda_available() if device is None else device:
+        d_status = cuda.to_device(status)
+        kernels.decode(d_status, cuda.to_device(canonical), cuda.to_device(flags), curve)
+        status = d_status.copy_to_host()
+    else:
+        kernels.decode(status, canonical, flags, curve)
+    bad = np.flatnonzero(status)
+    if bad.size:
+        raise ValueError(f"{where}: point {int(bad[0])}: {checks.STATUS_REASONS[int(status[bad[0]])]}")

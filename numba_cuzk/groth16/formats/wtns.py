@@ -1,0 +1,46 @@
+"""circom/snarkjs .wtns witness files (snarkjs src/wtns_utils.js):
+
+    1  header   u32 n8 = 32 | prime r | u32 nWitness
+    2  witness  nWitness x 32-byte canonical little-endian Fr values
+
+32 little-endian bytes are our 8 canonical limbs, so section 2 is the (n, 8) transpose
+of the (8, n) witness layout (r1cs.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numba_cuzk.field import codec
+from numba_cuzk.field.params import FR
+from numba_cuzk.groth16.formats.binfile import BinFile, FileKind, PathLike, prime_header, u32, write_binfile
+
+WTNS = FileKind("wtns", 2, {1: "header", 2: "witness"})
+VERSION = 2  # what snarkjs (wtns calculate) and circom's witness generators write
+
+
+def read_wtns(path: PathLike) -> np.ndarray:
+    """A witness file -> (8, n) uint32 canonical Fr. Raises ValueError naming the
+    section, or the first value that is not reduced mod r."""
+    f = BinFile(WTNS, path)
+    cur = f.cursor(1)
+    cur.prime(FR, "prime")
+    n = cur.u32()
+    cur.end()
+    witness = f.section(2, n * FR.nbytes).view("<u4").reshape(n, FR.limbs).T.astype(np.uint32, order="C")
+    _check(witness, WTNS.where(2))
+    return witness
+
+
+def write_wtns(path: PathLike, witness: np.ndarray) -> None:
+    """(8, n) uint32 canonical Fr -> a witness file."""
+    if witness.dtype != np.uint32 or witness.ndim != 2 or witness.shape[0] != FR.limbs:
+        raise ValueError(f"witness: expected uint32 ({FR.limbs}, n), got {witness.dtype} {witness.shape}")
+    _check(witness, "witness")
+    write_binfile(path, WTNS, VERSION, [(1, [prime_header(FR) + u32(witness.shape[1])]), (2, [witness.T])])
+
+
+def _check(witness: np.ndarray, where: str) -> None:
+    first = codec.first_noncanonical(witness, FR)
+    if first >= 0:
+        raise ValueError(f"{where}: value {first} is not reduced (>= r)")

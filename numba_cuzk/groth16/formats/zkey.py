@@ -1,0 +1,165 @@
+"""snarkjs .zkey files, Groth16 over BLS12-381 (snarkjs src/zkey_utils.js, zkey_new.js).
+
+    1  header          u32 protocol: 1 = Groth16
+    2  groth16 header  u32 n8q = 48 | q | u32 n8r = 32 | r | u32 nVars | u32 nPublic |
+                       u32 domainSize | alpha1 | beta1 | beta2 | gamma2 | delta1 | delta2
+    3  IC              nPublic + 1 G1 points
+    4  coefficients    u32 k, then k x (u32 matrix (0 = A, 1 = B) | u32 constraint |
+                       u32 signal | 32-byte value = coef * R^2 mod r, R = 2^256)
+    5  A points        nVars G1          6  B1 points   nVars G1
+    7  B2 points       nVars G2          8  C points    nVars - nPublic - 1 G1 (private wires)
+    9  H points        domainSize G1
+    10 contributions   64-byte circuit hash | u32 n | n MPC contributions
+
+Points are stored as points.py says. Why R^2: snarkjs's prover multiplies each stored
+value by the witness (canonical bytes) with a Montgomery product, coef R^2 * w / R =
+coef w R, which is the Montgomery form of coef * w. Our Coefficients hold coef * R (the
+Montgomery form of coef), so reading is one from_montgomery and writing one
+to_montgomery. Section 10 matters to MPC ceremonies only: the reader skips it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numba_cuzk.curve import layout
+from numba_cuzk.curve.params import G1, G2, CurveParams
+from numba_cuzk.field import codec
+from numba_cuzk.field.params import FQ, FR
+from numba_cuzk.groth16.formats import points
+from numba_cuzk.groth16.formats.binfile import BinFile, Cursor, FileKind, PathLike, prime_header, u32, write_binfile
+from numba_cuzk.groth16.keys import Coefficients, ProvingKey
+
+ZKEY = FileKind("zkey", 1, {1: "header", 2: "groth16 header", 3: "IC", 4: "coefficients", 5: "A points",
+                            6: "B1 points", 7: "B2 points", 8: "C points", 9: "H points", 10: "contributions"})
+GROTH16 = 1
+PROTOCOLS = {1: "groth16", 2: "plonk", 10: "fflonk"}  # snarkjs src/zkey_constants.js
+CS_HASH_BYTES = 64  # blake2b-512 of the circuit's points, written by snarkjs's zkey new
+COEFFICIENT = np.dtype([("matrix", "<u4"), ("constraint", "<u4"), ("signal", "<u4"), ("value", "<u4", (FR.limbs,))])
+# the groth16 header's points, in file order
+HEADER_POINTS = (("alpha_g1", G1), ("beta_g1", G1), ("beta_g2", G2), ("gamma_g2", G2), ("delta_g1", G1),
+                 ("delta_g2", G2))
+
+
+def read_zkey(path: PathLike, trusted: bool = False, device: bool | None = None) -> ProvingKey:
+    """Read a Groth16 BLS12-381 zkey. Every point's coordinates must be reduced mod q;
+    unless ``trusted``, every point is also checked on its curve and in the prime-order
+    subgroup, in bulk on the GPU (``device``; None: when there is one) or on all CPU
+    cores. Raises ValueError naming the section (and point or entry) at fault."""
+    f = BinFile(ZKEY, path)
+    protocol = f.cursor(1)
+    kind = protocol.u32()
+    protocol.end()
+    if kind != GROTH16:
+        raise ValueError(f"{ZKEY.where(1)}: protocol {kind} ({PROTOCOLS.get(kind, 'unknown')}) is not groth16")
+    n_vars, n_public, domain_size, header = _read_groth16_header(f.cursor(2), trusted)
+
+    def query(sid: int, curve: CurveParams, count: int) -> np.ndarray:
+        return _read_points(f, sid, curve, count, trusted, device)
+
+    return ProvingKey(
+        n_vars=n_vars, n_public=n_public, domain_size=domain_size, **header,
+        ic=layout.limbs_to_points(query(3, G1, n_public + 1), G1),
+        coefficients=_read_coefficients(f, n_vars, domain_size),
+        a_g1=query(5, G1, n_vars), b_g1=query(6, G1, n_vars), b_g2=query(7, G2, n_vars),
+        c_g1=query(8, G1, n_vars - n_public - 1), h_g1=query(9, G1, domain_size))
+
+
+def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BYTES)) -> None:
+    """Write ``pk`` as a zkey. Section 10 is a fresh setup's (``cs_hash`` and no
+    contributions), as snarkjs's zkey new writes it; snarkjs's hash covers powers of tau
+    that only the setup knows, so the setup passes it or it stays zero."""
+    _check_key(pk)
+    if len(cs_hash) != CS_HASH_BYTES:
+        raise ValueError(f"cs_hash must be {CS_HASH_BYTES} bytes, got {len(cs_hash)}")
+    header = b"".join([prime_header(FQ), prime_header(FR), u32(pk.n_vars), u32(pk.n_public), u32(pk.domain_size)]
+                      + [_stored_bytes([getattr(pk, name)], curve) for name, curve in HEADER_POINTS])
+    coefficients = np.empty(len(pk.coefficients.matrix), dtype=COEFFICIENT)
+    for name in ("matrix", "constraint", "signal"):
+        coefficients[name] = getattr(pk.coefficients, name)
+    coefficients["value"] = codec.to_montgomery(pk.coefficients.value, FR).T
+    write_binfile(path, ZKEY, 1, [
+        (1, [u32(GROTH16)]),
+        (2, [header]),
+        (3, [_stored_bytes(pk.ic, G1)]),
+        (4, [u32(len(coefficients)), coefficients]),
+        (5, [points.to_stored(pk.a_g1)]),
+        (6, [points.to_stored(pk.b_g1)]),
+        (7, [points.to_stored(pk.b_g2)]),
+        (8, [points.to_stored(pk.c_g1)]),
+        (9, [points.to_stored(pk.h_g1)]),
+        (10, [bytes(cs_hash), u32(0)]),
+    ])
+
+
+def _read_groth16_header(cur: Cursor, trusted: bool) -> tuple[int, int, int, dict]:
+    """(nVars, nPublic, domainSize, {ProvingKey field: reference point})."""
+    cur.prime(FQ, "q")
+    cur.prime(FR, "r")
+    n_vars, n_public, domain_size = cur.u32(), cur.u32(), cur.u32()
+    header = {}
+    for name, curve in HEADER_POINTS:
+        where = f"{cur.where}: {name}"
+        point = layout.limbs_to_points(points.from_stored(cur.take(points.point_bytes(curve)), curve, where), curve)[0]
+        reason = None if trusted else points.problem(point, curve)
+        if reason:
+            raise ValueError(f"{where}: {reason}")
+        header[name] = point
+    cur.end()
+    if n_public >= n_vars:
+        raise ValueError(f"{cur.where}: nPublic {n_public} must be < nVars {n_vars} (wire 0 is the constant 1)")
+    if domain_size & (domain_size - 1) or domain_size <= n_public:
+        raise ValueError(f"{cur.where}: domainSize {domain_size} must be a power of two > nPublic {n_public}")
+    return n_vars, n_public, domain_size, header
+
+
+def _read_points(f: BinFile, sid: int, curve: CurveParams, count: int, trusted: bool,
+                 device: bool | None) -> np.ndarray:
+    """Section ``sid`` as ``count`` points -> (2L, count) uint32 Montgomery."""
+    where = ZKEY.where(sid)
+    limbs = points.from_stored(f.section(sid, count * points.point_bytes(curve)), curve, where)
+    if not trusted:
+        points.check(limbs, curve, where, device)
+    return limbs
+
+
+def _read_coefficients(f: BinFile, n_vars: int, domain_size: int) -> Coefficients:
+    where = ZKEY.where(4)
+    count = f.cursor(4).u32()
+    entries = f.section(4, 4 + count * COEFFICIENT.itemsize)[4:].view(COEFFICIENT)
+    for bad, what in ((entries["matrix"] > 1, "matrix is not 0 (A) or 1 (B)"),
+                      (entries["constraint"] >= domain_size, f"constraint is >= domainSize {domain_size}"),
+                      (entries["signal"] >= n_vars, f"signal is >= nVars {n_vars}")):
+        first = np.flatnonzero(bad)
+        if first.size:
+            raise ValueError(f"{where}: coefficient {int(first[0])}: {what}")
+    value = entries["value"].T.astype(np.uint32, order="C")
+    first = codec.first_noncanonical(value, FR)
+    if first >= 0:
+        raise ValueError(f"{where}: coefficient {first}: value is not reduced (>= r)")
+    return Coefficients(matrix=entries["matrix"].astype(np.uint8), constraint=entries["constraint"].astype(np.uint32),
+                        signal=entries["signal"].astype(np.uint32), value=codec.from_montgomery(value, FR))
+
+
+def _stored_bytes(refs: list, curve: CurveParams) -> bytes:
+    """Reference affine points -> their stored bytes."""
+    return points.to_stored(layout.points_to_limbs(refs, curve)).astype("<u4").tobytes()
+
+
+def _check_key(pk: ProvingKey) -> None:
+    """Shapes must match the counts, as the reader will demand."""
+    n, private = pk.n_vars, pk.n_vars - pk.n_public - 1
+    if private < 0 or pk.domain_size <= pk.n_public or pk.domain_size & (pk.domain_size - 1):
+        raise ValueError(f"bad counts: nVars {n}, nPublic {pk.n_public}, domainSize {pk.domain_size}")
+    if len(pk.ic) != pk.n_public + 1:
+        raise ValueError(f"ic: {len(pk.ic)} points, expected nPublic + 1 = {pk.n_public + 1}")
+    for name, curve, count in (("a_g1", G1, n), ("b_g1", G1, n), ("b_g2", G2, n), ("c_g1", G1, private),
+                               ("h_g1", G1, pk.domain_size)):
+        arr = getattr(pk, name)
+        if arr.dtype != np.uint32 or arr.shape != (2 * curve.limbs, count):
+            raise ValueError(f"{name}: expected uint32 {(2 * curve.limbs, count)}, got {arr.dtype} {arr.shape}")
+    c = pk.coefficients
+    k = len(c.matrix)
+    if any(len(a) != k for a in (c.constraint, c.signal)) or c.value.shape != (FR.limbs, k):
+        raise ValueError(f"coefficients: {k} matrix entries but constraint {c.constraint.shape}, "
+                         f"signal {c.signal.shape}, value {c.value.shape}")
