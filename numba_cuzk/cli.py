@@ -196,6 +196,51 @@ def selfcheck(
 
 
 @app.command()
+def demo(
+    circuit: str = typer.Option("mimc", "--circuit", help="Built-in circuit: mimc, merkle or bit_heavy."),
+    log_constraints: int = typer.Option(10, "--log-constraints", "-k", min=4, max=24,
+                                        help="Size: at most 2^K constraints."),
+    proofs: int = typer.Option(2, "--proofs", min=1, help="Proofs to make (the first includes compilation)."),
+    cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Build a circuit, set it up (insecure, local), prove, verify, and show where the time went."""
+    from dataclasses import asdict
+
+    from numba_cuzk.groth16.circuits import CIRCUITS
+    from numba_cuzk.groth16.demo import run_demo
+
+    if circuit not in CIRCUITS:
+        raise typer.BadParameter(f"{circuit!r} is not one of {', '.join(CIRCUITS)}", param_hint="'--circuit'")
+    gpu = False if cpu else None
+    with console.status("starting") as status, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*under-utilization")
+        report = run_demo(circuit, log_constraints, proofs, gpu, progress=lambda step: status.update(step))
+    if as_json:
+        typer.echo(json.dumps(asdict(report), indent=2))
+    else:
+        _print_demo(report)
+    if not all(report.verified):
+        raise typer.Exit(1)
+
+
+def _print_demo(report) -> None:
+    console.print(f"{report.circuit}: {report.constraints} constraints, {report.wires} wires, "
+                  f"backend [bold]{report.backend}[/bold]; build {report.build_ms:.0f} ms, "
+                  f"setup {report.setup_ms:.0f} ms (insecure: local toxic waste)")
+    unit = "device ms" if report.backend == "gpu" else "ms"
+    table = Table(title="time by phase", caption="proof 1 includes Numba's JIT compilation; epilogue is host time")
+    table.add_column(f"phase ({unit})")
+    for k in range(len(report.phases)):
+        table.add_column(f"proof {k + 1}", justify="right")
+    for name in report.phases[0]:
+        table.add_row(name, *(f"{p.get(name, 0.0):.2f}" for p in report.phases))
+    table.add_row("[bold]total wall[/bold]", *(f"[bold]{ms:.1f}[/bold]" for ms in report.prove_ms))
+    table.add_row("verified", *("[green]yes[/green]" if ok else "[red]NO[/red]" for ok in report.verified))
+    console.print(table)
+
+
+@app.command()
 def timeline(
     file: str = typer.Argument(..., metavar="FILE", help="A timeline (JSONL) written by the engine."),
     png: str | None = typer.Option(None, "--png", help="Also draw the timeline as a Gantt chart to this PNG."),

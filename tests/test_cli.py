@@ -64,3 +64,17 @@ def test_usage_error_is_one_line():
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("error: ")
     assert "Traceback" not in proc.stderr
+
+
+def test_demo_proves_and_reports_phases():
+    result = runner.invoke(app, ["demo", "-k", "6", "--proofs", "2", "--cpu", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output[result.output.index("{"):])
+    assert report["verified"] == [True, True] and report["backend"] == "cpu"
+    assert report["constraints"] <= 64 - 1 - 1
+    assert {"ntt", "msm_a", "msm_b2", "msm_h", "epilogue"} <= set(report["phases"][1])
+
+
+def test_demo_rejects_unknown_circuit():
+    result = runner.invoke(app, ["demo", "--circuit", "nope"])
+    assert result.exit_code == 2 and "nope" in result.output
