@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # All GPU checks in one place, for the lent H200 (../shared/device/README.md):
-#   bench/gpu_check.sh COMMIT SECTION...   with SECTION in field, ntt, curve, msm
+#   bench/gpu_check.sh COMMIT SECTION...   with SECTION in field, ntt, curve, msm, groth16
 #   SECTION:tests or SECTION:bench runs one half only.
 # For each section: the real-GPU run of its kernel tests (pytest -m gpu), then its
-# benchmark. Full logs and results go to $OUT (or ./gpu-out); stdout gets their tails.
+# benchmark, each stopped after $TEST_TIMEOUT / $BENCH_TIMEOUT seconds (default 300;
+# curve's tests compile every G2 formula into one kernel: give them ~540). Full logs and results go to $OUT (or ./gpu-out); stdout gets their tails.
 # Carry .whl (fetch-wheels).
 set -uo pipefail
 commit=$1; shift
@@ -18,13 +19,13 @@ for arg in "$@"; do
     section=${arg%%:*}; part=${arg#*:}; [ "$part" = "$arg" ] && part=all
     if [ "$part" != bench ]; then
         echo "=== $section: pytest -m gpu"
-        timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider --maxfail=5 \
+        timeout "${TEST_TIMEOUT:-300}" python3 -m pytest -m gpu -q -p no:cacheprovider --maxfail=5 \
             -W ignore::numba.core.errors.NumbaPerformanceWarning "tests/$section" > "$out/$section-tests.log" 2>&1 || status=1
         tail -15 "$out/$section-tests.log"
     fi
     if [ "$part" != tests ]; then
         echo "=== $section: benchmark"
-        timeout 300 python3 -m "bench.$section" --out "$out/$section.json" > "$out/$section-bench.log" 2>&1 || status=1
+        timeout "${BENCH_TIMEOUT:-300}" python3 -m "bench.$section" --out "$out/$section.json" > "$out/$section-bench.log" 2>&1 || status=1
         grep -v Warning "$out/$section-bench.log" | tail -40
     fi
 done

@@ -27,7 +27,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from numba import cuda, int64, njit, prange, uint64
+from numba import cuda, int64, njit, prange
 from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending
 
@@ -38,17 +38,13 @@ from numba_cuzk.curve.reference import Curve
 from numba_cuzk.field import codec
 from numba_cuzk.field.mont import device, fr_ops
 from numba_cuzk.field.params import FQ, FR
+from numba_cuzk.field.scalars import bits, load_scalar
 from numba_cuzk.field.target import is_device_array, local_u32
 
 WINDOW = 8  # bits per digit: 32 additions per point, an 8192-entry table
 MAX_WINDOW = 16  # 2^20 table entries: 100 MB (G1) / 200 MB (G2), minutes of host build
 SCALAR_BITS = FR.modulus.bit_length()  # 255: canonical scalars are < r < 2^255
 S = fr_ops.limbs  # 8 uint32 limbs per scalar
-
-_U0 = np.uint64(0)
-_U1 = np.uint64(1)
-_U32 = np.uint64(32)
-_reduce_once, _from_mont = fr_ops.reduce_once, fr_ops.from_mont
 
 
 def windows_of(window: int) -> int:
@@ -135,31 +131,6 @@ def fixed_base_table(point, curve: CurveParams, window: int = WINDOW, *, to_devi
 
 # --- the multiplication ---------------------------------------------------------------
 @device
-def _load_scalar(k, scalars, i, montgomery):
-    """k (8,) <- scalar i of (8, n) ``scalars``, canonical in [0, r) (msm/digits.py's
-    load_scalar; curve may not import msm)."""
-    for j in range(S):
-        k[j] = scalars[j, i]
-    _reduce_once(k, k)  # k < 2^256 < 3r: two subtractions make it canonical
-    _reduce_once(k, k)
-    if montgomery:
-        _from_mont(k, k)
-
-
-@device
-def _digit(k, pos, width):
-    """Bits pos .. pos+width-1 of k (8,) as an int64 (width <= 32; bits past 255 read 0)."""
-    limb = pos >> 5
-    lo = _U0
-    hi = _U0
-    for j in range(S):  # masks, not k[limb]: a run-time index would put k in local memory
-        lo |= uint64(k[j]) & (_U0 - uint64(j == limb))
-        hi |= uint64(k[j]) & (_U0 - uint64(j == limb + 1))
-    v = (lo | (hi << _U32)) >> uint64(pos & 31)
-    return int64(v & ((_U1 << uint64(width)) - _U1))
-
-
-@device
 def _copy_column(buf, table, col):
     for j in range(buf.shape[0]):
         buf[j] = table[j, col]
@@ -191,11 +162,11 @@ def _mul_pair(curve: CurveParams):
         k = local_u32(S)
         acc = local_u32(X)
         entry = local_u32(A)  # CPU only: CUDA reads the table in place, NVVM drops it
-        _load_scalar(k, scalars, i, montgomery)
+        load_scalar(k, scalars, i, montgomery)
         set_identity(acc)
         size = int64(1) << window
         for w in range(table.shape[1] >> window):
-            d = _digit(k, w * window, window)
+            d = int64(bits(k, w * window, window))
             if d != 0:
                 add_mixed(acc, acc, _table_entry(entry, table, w * size + d))
         store(xyzz, i, acc, 4)

@@ -17,7 +17,8 @@ from numba import njit, prange
 from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.curve.points import point_ops
 from numba_cuzk.field.target import local_u32
-from numba_cuzk.msm.digits import N, load_scalar, signed_digit
+from numba_cuzk.field.scalars import N, load_scalar
+from numba_cuzk.msm.digits import signed_digit
 
 
 @lru_cache(maxsize=None)

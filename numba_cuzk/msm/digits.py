@@ -1,9 +1,7 @@
 """Scalars -> signed window digits, one source for the CUDA kernels and the CPU backend.
 
-Scalars are Fr elements in the field layout, (8, n) uint32, canonical or Montgomery form.
-``load_scalar`` brings one to canonical form in [0, r): an input >= r is reduced mod r
-(two conditional subtractions suffice: 2^256 < 3r), which leaves k*P unchanged because
-the bases lie in the order-r subgroup; Montgomery inputs are then multiplied by R^-1.
+Scalars come canonical from field/scalars.py's ``load_scalar`` (reduced mod r; Montgomery
+inputs converted); its ``bits`` reads a window of them.
 
 Signed digits without a carry chain: with b_j bit j of k (b_-1 = 0),
 
@@ -16,30 +14,12 @@ window's digit depends only on k, so any thread computes any digit (no sequentia
 
 from __future__ import annotations
 
-import numpy as np
-from numba import int64, uint32, uint64
+from numba import int64, uint32
 
-from numba_cuzk.field.mont import device, fr_ops
+from numba_cuzk.field.mont import device
+from numba_cuzk.field.scalars import N, bits
 
-N = fr_ops.limbs  # 8 limbs of 32 bits
 KIND_ZERO, KIND_ONE, KIND_OTHER = 0, 1, 2  # the byte map of scalars (0/1 fast path)
-
-_U0 = np.uint64(0)
-_U1 = np.uint64(1)
-_U32 = np.uint64(32)
-_from_mont = fr_ops.from_mont
-_reduce_once = fr_ops.reduce_once
-
-
-@device
-def load_scalar(k, scalars, i, montgomery):
-    """k (8,) <- scalar i of (8, n) ``scalars``, canonical in [0, r)."""
-    for j in range(N):
-        k[j] = scalars[j, i]
-    _reduce_once(k, k)  # k < 2^256 < 3r: two subtractions make it canonical
-    _reduce_once(k, k)
-    if montgomery:
-        _from_mont(k, k)
 
 
 @device
@@ -58,25 +38,12 @@ def scalar_kind(k):
 
 
 @device
-def _bits(k, pos, width):
-    """Bits pos .. pos+width-1 of k as uint64 (width <= 32; bits past 255 read as 0)."""
-    limb = pos >> 5
-    lo = _U0
-    hi = _U0
-    for j in range(N):  # masks, not k[limb]: a run-time index would put k in local memory
-        lo |= uint64(k[j]) & (_U0 - uint64(j == limb))
-        hi |= uint64(k[j]) & (_U0 - uint64(j == limb + 1))
-    v = (lo | (hi << _U32)) >> uint64(pos & 31)
-    return v & ((_U1 << uint64(width)) - _U1)
-
-
-@device
 def signed_digit(k, w, c):
     """d_w of the module docstring, an int64 in [-2^(c-1), 2^(c-1)]."""
     pos = int64(w) * int64(c)
-    raw = int64(_bits(k, pos, c))
+    raw = int64(bits(k, pos, c))
     carry = int64(0)
     if pos > 0:
-        carry = int64(_bits(k, pos - 1, 1))
+        carry = int64(bits(k, pos - 1, 1))
     top = raw >> (c - 1)
     return raw + carry - (top << c)

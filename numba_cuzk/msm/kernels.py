@@ -36,7 +36,8 @@ from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.curve.points import point_ops
 from numba_cuzk.field.carry import opaque
 from numba_cuzk.field.target import local_u32
-from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, N, load_scalar, scalar_kind, signed_digit
+from numba_cuzk.field.scalars import N, load_scalar
+from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, scalar_kind, signed_digit
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 THREADS = 4 if SIMULATOR else 128  # per block: point kernels (G1 ~ 200 registers per thread)

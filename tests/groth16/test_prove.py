@@ -141,7 +141,7 @@ def test_bad_witnesses_are_refused(cube):
 def test_csr_matvec_kernel_matches_cpu():
     """The CUDA kernel (simulator in CI) against the CPU loop and Python ints, edge values."""
     rng = np.random.default_rng(3)
-    rows, wires = 6, 5
+    rows = 6
     row_of = np.array([0, 0, 1, 3, 3, 3, 5], dtype=np.int64)
     cols = np.array([0, 4, 2, 1, 1, 3, 4], dtype=np.int64)
     coef_ints = [0, 1, R - 1, 2, R - 1, 12345, int(rng.integers(1 << 62)) ** 4 % R]

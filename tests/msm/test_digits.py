@@ -7,7 +7,8 @@ import pytest
 from numba import njit
 
 from numba_cuzk.field.target import local_u32
-from numba_cuzk.msm.digits import N, load_scalar, scalar_kind, signed_digit
+from numba_cuzk.field.scalars import N, load_scalar
+from numba_cuzk.msm.digits import scalar_kind, signed_digit
 from numba_cuzk.msm.plan import DIGIT_BITS, MAX_BITS, MIN_BITS, best_window, make_plan
 from tests.msm import inputs
 
