@@ -101,12 +101,32 @@ def _g2_json(p) -> list:
 
 # --- reading ------------------------------------------------------------------------
 
+MAX_DEPTH = 16  # snarkjs's files nest 3 deep; the C parser can overflow the C stack on deep input
+
+
 def _load(path: PathLike):
     with open(path, "rb") as f:
-        try:
-            return json.load(f)
-        except RecursionError:  # absurdly nested input; json raises ValueError for the rest
-            raise ValueError(f"{path}: JSON nested too deeply") from None
+        data = f.read()
+    if _too_deep(data):
+        raise ValueError(f"{path}: JSON nested too deeply (more than {MAX_DEPTH} levels)")
+    return json.loads(data)  # json.JSONDecodeError is a ValueError
+
+
+def _too_deep(data: bytes) -> bool:
+    """Whether brackets outside strings nest deeper than MAX_DEPTH (one pass, no recursion)."""
+    depth, in_string, escaped = 0, False, False
+    for byte in data:
+        if in_string:
+            escaped, in_string = (not escaped and byte == 0x5C), (escaped or byte != 0x22)
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return False
 
 
 def _object(obj, what: str) -> dict:
