@@ -38,6 +38,9 @@ WORD_BITS = 32
 BIT_HEAVY_WORDS = 16  # build()'s state: SHA-256's message schedule holds 16 words
 ROTATIONS = (7, 18)  # bit_heavy's word rotations (two of SHA-256's sigma0 amounts)
 SBOX_CONSTRAINTS = 3  # x^5 as x2 = x*x, x4 = x2*x2, x5 = x4*x
+# Round constants are part of a circuit, not of its inputs: drawn from this fixed seed,
+# so every ``seed`` gives an instance of the same R1CS (one proving key for all partitions).
+CONSTANTS_SEED = 0x6D696D63
 
 _N = FR.limbs
 _load, _store, _copy, _add, _sub, _mul, _sqr, _set_zero, _set_one = (
@@ -168,7 +171,8 @@ def _mimc_trace(witness, x_wires, x2_wires, x4_wires, constants):
 
 
 def mimc_chain(rounds: int, seed: int = 0) -> tuple[R1CS, np.ndarray]:
-    """x_{i+1} = (x_i + c_i)^5 for i < rounds, random x_0 and c_i from ``seed``.
+    """x_{i+1} = (x_i + c_i)^5 for i < rounds: random x_0 from ``seed``, c_i from
+    CONSTANTS_SEED (so the R1CS depends on ``rounds`` only).
 
     Public wires: 1 = x_0, 2 = x_rounds. 3 * rounds constraints, 3 * rounds + 2 wires.
     """
@@ -178,7 +182,7 @@ def mimc_chain(rounds: int, seed: int = 0) -> tuple[R1CS, np.ndarray]:
     wires = _Wires(n_public=2)
     x = np.concatenate([[1], wires.take(rounds - 1), [2]])  # the chain starts and ends public
     x2, x4 = wires.take(rounds), wires.take(rounds)
-    constants = _random_fr(rng, rounds)
+    constants = _random_fr(np.random.default_rng(CONSTANTS_SEED), rounds)
     blocks = _sbox(_lc(rounds, (x[:-1], 1), (ONE_WIRE, constants)), x2, x4, x[1:])
 
     witness = _witness_mont(wires.count)
@@ -277,7 +281,8 @@ def merkle_path(depth: int, width: int, seed: int = 0) -> tuple[R1CS, np.ndarray
     else cur, right = cur + sib - left); then HASH_ROUNDS rounds over a state of
     ``width`` elements starting (left, right, 0, ...): add round constants, x^5 on each
     element, mix by I + J; the next node is element 0 of the last round. Public wire 1 =
-    the root; the leaf, siblings and bits (random from ``seed``) are private.
+    the root; the leaf, siblings and bits (random from ``seed``) are private. Round
+    constants come from CONSTANTS_SEED (so the R1CS depends on depth and width only).
     """
     if depth < 1 or width < 2:
         raise ValueError(f"merkle_path needs depth >= 1 and width >= 2, got depth {depth}, width {width}")
@@ -287,7 +292,7 @@ def merkle_path(depth: int, width: int, seed: int = 0) -> tuple[R1CS, np.ndarray
     sib, bit, left = wires.take(depth), wires.take(depth), wires.take(depth)
     x2, x4, x5 = (wires.take(HASH_ROUNDS, width, depth) for _ in range(3))
     cur = np.concatenate([[leaf], x5[-1, 0, :-1]])
-    constants = _random_fr(rng, HASH_ROUNDS * width)
+    constants = _random_fr(np.random.default_rng(CONSTANTS_SEED), HASH_ROUNDS * width)
 
     blocks = [_boolean(bit),
               (_lc(depth, (bit, 1)), _lc(depth, (sib, 1), (cur, -1)), _lc(depth, (left, 1), (cur, -1)))]
