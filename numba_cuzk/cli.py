@@ -285,5 +285,302 @@ def _timeline_png(parsed, result, png: str) -> None:
         raise typer.BadParameter(f"cannot write {png}: {exc}", param_hint="'--png'") from exc
 
 
+# --- Groth16 on files: circom's .r1cs and .wtns, snarkjs's .zkey and JSON --------------
+
+err_console = Console(stderr=True)  # spinners and warnings, so that stdout stays clean for --json
+INSECURE = ("INSECURE setup: this process drew the toxic waste and could forge proofs; use the key for "
+            "tests and benchmarks only (real keys come from a ceremony: snarkjs powersoftau, zkey contribute)")
+
+
+def _spinner(description: str):
+    return err_console.status(description)
+
+
+@app.command()
+def setup(
+    r1cs: str | None = typer.Option(None, "--r1cs", help="The circuit (circom .r1cs); with --circuit, where to "
+                                                         "write the built-in circuit."),
+    circuit: str | None = typer.Option(None, "--circuit", help="A built-in circuit instead: mimc, merkle or "
+                                                               "bit_heavy."),
+    log_constraints: int = typer.Option(10, "--log-constraints", "-k", min=4, max=24,
+                                        help="--circuit's size: at most 2^K constraints."),
+    witness: str | None = typer.Option(None, "--witness", help="With --circuit: write its witness (.wtns) here."),
+    zkey: str = typer.Option(..., "--zkey", help="Write the proving key (snarkjs .zkey) here."),
+    vk: str = typer.Option("verification_key.json", "--vk", help="Write the verification key here."),
+    cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
+) -> None:
+    """INSECURE local setup of a circom circuit or a built-in one: a zkey and a verification key.
+
+    For tests and benchmarks: this process draws the toxic waste."""
+    from numba_cuzk.groth16.circuits import CIRCUITS, build
+    from numba_cuzk.groth16.files import setup_files
+    from numba_cuzk.groth16.formats import read_r1cs, write_r1cs, write_wtns
+
+    if circuit is None and (r1cs is None or witness is not None):
+        raise typer.BadParameter("give --r1cs FILE, or --circuit NAME (which may write --r1cs and --witness)")
+    if circuit is not None and circuit not in CIRCUITS:
+        raise typer.BadParameter(f"{circuit!r} is not one of {', '.join(CIRCUITS)}", param_hint="'--circuit'")
+    typer.echo(f"warning: {INSECURE}", err=True)
+    try:
+        if circuit is None:
+            with _spinner(f"reading {r1cs}"):
+                system = read_r1cs(r1cs)
+        else:
+            with _spinner(f"building {circuit} for 2^{log_constraints}"):
+                system, values = build(circuit, log_constraints)
+            for path, write, data in ((r1cs, write_r1cs, system), (witness, write_wtns, values)):
+                if path:
+                    write(path, data)
+        ms = setup_files(system, zkey, vk, gpu=False if cpu else None, step=_spinner)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    console.print(f"wrote {zkey} and {vk}: {system.n_constraints} constraints, {system.n_wires} wires, "
+                  f"{system.n_public} public; setup {ms['setup']:.0f} ms, write {ms['write']:.0f} ms")
+
+
+@app.command()
+def prove(
+    zkey: str = typer.Option(..., "--zkey", help="The proving key (snarkjs .zkey)."),
+    witness: str = typer.Option(..., "--witness", help="The witness (.wtns, e.g. from snarkjs wtns calculate)."),
+    proof: str = typer.Option("proof.json", "--proof", help="Write the proof here (snarkjs's proof.json)."),
+    public: str = typer.Option("public.json", "--public", help="Write the public inputs here (public.json)."),
+    r1cs: str | None = typer.Option(None, "--r1cs", help="Check the witness against this circuit first; an "
+                                                         "error names the first failing constraint."),
+    cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
+    trusted: bool = typer.Option(False, "--trusted", help="Skip the zkey's point checks (on curve, in subgroup)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the times as JSON."),
+) -> None:
+    """Prove a witness (.wtns) with a zkey; write proof.json and public.json as snarkjs does.
+
+    Prints the time of each step and of the prover's phases."""
+    from numba_cuzk.groth16.files import prove_files
+
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*under-utilization")  # small circuits, small grids
+            result = prove_files(zkey, witness, proof, public, r1cs_path=r1cs, gpu=False if cpu else None,
+                                 trusted=trusted, step=_spinner)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    total = sum(result.steps_ms.values())
+    if as_json:
+        rounded = lambda ms: {k: round(v, 3) for k, v in ms.items()}  # noqa: E731
+        typer.echo(json.dumps({"proof": proof, "public": public, "backend": result.backend,
+                               "total_ms": round(total, 3), "steps_ms": rounded(result.steps_ms),
+                               "prove_phases_ms": rounded(result.prove_ms)}, indent=2))
+        return
+    unit = "device ms" if result.backend == "gpu" else "ms"
+    console.print(f"wrote {proof} and {public} ({result.backend} backend)")
+    table = Table(title="time by step", caption=f"indented: prove's phases ({unit})")
+    table.add_column("step")
+    table.add_column("ms", justify="right")
+    for name, ms in result.steps_ms.items():
+        table.add_row(name, f"{ms:.1f}")
+        if name == "prove":
+            for phase, phase_ms in result.prove_ms.items():
+                table.add_row(f"  [dim]{phase}[/dim]", f"[dim]{phase_ms:.1f}[/dim]")
+    table.add_row("[bold]total[/bold]", f"[bold]{total:.1f}[/bold]")
+    console.print(table)
+
+
+@app.command()
+def verify(
+    vk: str = typer.Option("verification_key.json", "--vk", help="The verification key (snarkjs's JSON)."),
+    public: str = typer.Option("public.json", "--public", help="The public inputs."),
+    proof: str = typer.Option("proof.json", "--proof", help="The proof."),
+    as_json: bool = typer.Option(False, "--json", help="Print the verdict as JSON."),
+) -> None:
+    """Check a Groth16 proof in snarkjs's files: exit 0 valid, 1 invalid, 2 bad input."""
+    from numba_cuzk.groth16.files import verify_files
+
+    try:
+        valid = verify_files(vk, public, proof)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    if as_json:
+        typer.echo(json.dumps({"valid": valid}))
+    else:
+        console.print("[green]valid[/green]" if valid else "[red]invalid[/red]: the proof does not verify")
+    if not valid:
+        raise typer.Exit(1)
+
+
+# --- The proving engine: jobs of partitions, CPU synthesis overlapped with the GPUs -----
+
+
+@app.command()
+def run(
+    circuit: str = typer.Option("bit_heavy", "--circuit", help="The partitions' built-in circuit: mimc, merkle or "
+                                                                "bit_heavy (each partition another instance)."),
+    log_constraints: int = typer.Option(12, "--log-constraints", "-k", min=4, max=26,
+                                        help="Partition size: at most 2^K constraints."),
+    partitions: int | None = typer.Option(None, "--partitions", "-p", min=1,
+                                          help="Partitions per job [default: 10; with --zkey, one per .wtns file]."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Jobs (proofs of P partitions) to prove."),
+    workers: int | None = typer.Option(None, "--workers", "-w", min=1,
+                                       help="Synthesis workers [default: the cores but one]."),
+    synthesis: str = typer.Option("process", "--synthesis", help="Synthesis workers are processes or threads."),
+    gpu_workers: int = typer.Option(1, "--gpu-workers", min=1, help="GPU workers per device, sharing its lock."),
+    zkey: str | None = typer.Option(None, "--zkey", help="Prove with this key (snarkjs .zkey), not a circuit."),
+    witness_dir: str | None = typer.Option(None, "--witness-dir", help="With --zkey: one .wtns per partition, in "
+                                                                       "name order."),
+    trusted: bool = typer.Option(False, "--trusted", help="Skip the zkey's point checks (on curve, in subgroup)."),
+    out: str | None = typer.Option(None, "--out", help="Write every partition's proof.json and public.json under "
+                                                       "OUT/<job>/ as it completes."),
+    timeline_file: str | None = typer.Option(None, "--timeline", help="Keep the timeline (JSONL) in this file."),
+    cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+) -> None:
+    """Prove jobs of partitions with the engine (synthesis on the CPU overlapped with proving
+    on every GPU), verify every proof, and show the times and where the GPU's time went.
+    Exit 0: all proofs verify; 1: a partition failed or a proof does not verify; 2: bad input."""
+    import tempfile
+    from pathlib import Path
+
+    from numba_cuzk.engine import Engine, EngineConfig
+    from numba_cuzk.engine.config import SYNTHESIS_KINDS
+
+    if synthesis not in SYNTHESIS_KINDS:
+        raise typer.BadParameter(f"{synthesis!r} is not one of {', '.join(SYNTHESIS_KINDS)}",
+                                 param_hint="'--synthesis'")
+    pk, work = _run_workload(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, as_json)
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(timeline_file or Path(scratch) / "timeline.jsonl")
+        config = EngineConfig(devices=() if cpu else None, synthesis=synthesis, gpu_workers_per_device=gpu_workers,
+                              timeline_path=path, synthesis_warmup=work[0][0],
+                              **({"synthesis_workers": workers} if workers else {}))
+        try:
+            engine = Engine(config)
+        except (OSError, ValueError) as exc:
+            raise typer.BadParameter(str(exc)) from exc
+        outcomes, wall_s = _run_jobs(engine, pk, work, out, as_json)
+        summary = _run_summary(pk, outcomes, wall_s, engine)
+        summary["utilization"], short = _run_utilization(path)
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+    else:
+        _print_run(summary, short)
+    if not summary["ok"]:
+        raise typer.Exit(1)
+
+
+def _run_workload(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, quiet):
+    """(proving key, synthesizers per job) from a built-in circuit or --zkey/--witness-dir."""
+    from numba_cuzk.engine import workload
+    from numba_cuzk.groth16.circuits import CIRCUITS
+
+    if (zkey is None) != (witness_dir is None):
+        raise typer.BadParameter("--zkey and --witness-dir go together")
+    if zkey is not None and partitions is not None:
+        raise typer.BadParameter("with --zkey, the partitions are the .wtns files of --witness-dir",
+                                 param_hint="'--partitions'")
+    if zkey is None and circuit not in CIRCUITS:
+        raise typer.BadParameter(f"{circuit!r} is not one of {', '.join(CIRCUITS)}", param_hint="'--circuit'")
+    status = Console(stderr=True, quiet=quiet).status
+    try:
+        if zkey is not None:
+            with status(f"reading {zkey}"):
+                return workload.file_key(zkey, trusted), [workload.file_partitions(witness_dir)] * jobs
+        with status(f"INSECURE local setup of {circuit} at 2^{log_constraints}"):
+            pk = workload.circuit_key(circuit, log_constraints, gpu=False if cpu else None)
+        return pk, workload.circuit_partitions(circuit, log_constraints, jobs, partitions or 10)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
+def _run_jobs(engine, pk, work, out, quiet):
+    """Submit every job, wait with a progress bar per job; ([(name, JobResult or error)], wall s).
+    Ctrl-C finishes the partitions in flight, cancels the rest and exits 130."""
+    from pathlib import Path
+
+    from rich.progress import Progress
+
+    from numba_cuzk.engine import Job, JobFailed
+
+    start = time.perf_counter()
+    with Progress(console=Console(stderr=True), disable=quiet) as progress:
+        futures = []
+        for j, synthesizers in enumerate(work):
+            task = progress.add_task(f"job-{j}", total=len(synthesizers))
+            job = Job(pk, synthesizers, name=f"job-{j}", out_dir=Path(out) / f"job-{j}" if out else None,
+                      on_proved=lambda _, task=task: progress.advance(task))
+            futures.append((job.name, engine.submit(job)))
+        try:
+            outcomes = []
+            for name, future in futures:
+                try:
+                    outcomes.append((name, future.result()))
+                except JobFailed as exc:
+                    outcomes.append((name, exc))
+        except KeyboardInterrupt:
+            typer.echo("interrupted: finishing the partitions in flight", err=True)
+            engine.close(cancel=True)
+            raise typer.Exit(130)
+    wall_s = time.perf_counter() - start
+    engine.close()
+    return outcomes, wall_s
+
+
+def _run_summary(pk, outcomes, wall_s: float, engine) -> dict:
+    """Every partition re-verified (pairing) and timed; totals per proof (a job)."""
+    from numba_cuzk.engine import JobFailed
+    from numba_cuzk.groth16 import pairing
+
+    jobs = []
+    for name, outcome in outcomes:
+        failed = isinstance(outcome, JobFailed)
+        done = list(outcome.finished.values()) if failed else outcome.partitions
+        rows = [{"partition": p.index, "device": p.device, "synthesis_ms": p.synthesis_ms, "gpu_ms": p.gpu_ms,
+                 "epilogue_ms": p.epilogue_ms, "total_ms": p.total_ms,
+                 "verified": pairing.verify(pk.verifying_key, p.public_inputs, p.proof)} for p in done]
+        ok = not failed and all(r["verified"] for r in rows)
+        jobs.append({"job": name, "ok": ok, "error": str(outcome) if failed else None, "partitions": rows})
+    proved = sum(j["ok"] for j in jobs)
+    return {"backend": "cpu" if not engine.devices[0].gpu else "gpu",
+            "devices": [{"id": d.id, "name": d.name} for d in engine.devices],
+            "ok": proved == len(jobs), "jobs": jobs, "wall_s": wall_s,
+            "s_per_proof": wall_s / proved if proved else None,
+            "proofs_per_hour": 3600 * proved / wall_s if proved else 0.0}
+
+
+def _run_utilization(path) -> tuple[dict | None, str]:
+    """The timeline's figures over its steady state (or the whole run, with fewer than 3
+    partitions per device): (report dict, short text)."""
+    from numba_cuzk.timeline import analysis, reader, report
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", reader.TimelineWarning)
+        parsed = reader.read(path)
+    try:
+        result = analysis.analyze(parsed, "steady")
+    except ValueError:  # fewer than 3 partitions per device: no steady state
+        try:
+            result = analysis.analyze(parsed, "whole")
+        except ValueError as exc:
+            return None, f"no utilization figures: {exc}"
+    return report.to_dict(result), report.short(result)
+
+
+def _print_run(summary: dict, short: str) -> None:
+    table = Table(title=f"numba-cuzk run ({summary['backend']} backend: "
+                        f"{', '.join(d['name'] for d in summary['devices'])})",
+                  caption="GPU: device lock held; the first partition on a device compiles the kernels")
+    for heading in ("job", "part", "dev", "synth ms", "GPU ms", "epi ms", "total ms", "proof"):
+        table.add_column(heading, justify="left" if heading in ("job", "proof") else "right")
+    for job in summary["jobs"]:
+        for r in job["partitions"]:
+            table.add_row(job["job"], str(r["partition"]), str(r["device"]), *(f"{r[k]:.1f}" for k in (
+                "synthesis_ms", "gpu_ms", "epilogue_ms", "total_ms")),
+                "[green]verified[/green]" if r["verified"] else "[red]INVALID[/red]")
+    console.print(table)
+    for job in summary["jobs"]:
+        if job["error"]:
+            console.print(f"[red]{job['error']}[/red]")
+    rate = "-" if summary["s_per_proof"] is None else f"{summary['s_per_proof']:.2f} s/proof"
+    console.print(f"{sum(j['ok'] for j in summary['jobs'])} of {len(summary['jobs'])} proofs in "
+                  f"{summary['wall_s']:.2f} s: {rate}, {summary['proofs_per_hour']:.0f} proofs/hour")
+    console.print(short)
+
+
 if __name__ == "__main__":
     app()

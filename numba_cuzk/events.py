@@ -56,7 +56,8 @@ What the intervals cover, and the other fields:
 - ``epilogue``: ``in_lock`` (bool) says whether it ran inside the device lock; ``device``
   is the device that proved the partition.
 - ``alloc``: ``bytes`` allocated; ``failed``: ``error`` is the exception text, ``stage``
-  where it happened ("synthesis", "gpu", "epilogue").
+  where it happened ("admission", "synthesis", "gpu", "epilogue"), or "cancelled" for a
+  partition never started (its job failed, or the engine was closed).
 - ``nvml``: ``util_pct`` is NVML's GPU utilization (%), ``mem_used_bytes`` its used memory,
   sampled every ``config["nvml_period_ms"]`` ms.
 """

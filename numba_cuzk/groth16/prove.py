@@ -74,39 +74,29 @@ class Prover:
     def prove(self, witness: np.ndarray, *, timer: PhaseTimer | None = None, check: bool = True) -> Proof:
         """A proof for ``witness`` ((8, n_vars) uint32 canonical Fr, host). ``timer``
         (made on this prover's stream, or with stream None on the CPU) gets the phases
-        upload, matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, download, epilogue."""
-        self._check_witness(witness)
+        upload, matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, download (device), sync
+        (host, GPU only) and epilogue (host)."""
+        validate_witness(self.pk, witness)
         timer = timer or PhaseTimer(self.stream)
-        points = self._device_work(witness, timer)
+        points = self.device_work(witness, timer)
         with timer.host_phase("epilogue"):
-            proof = self._assemble(points)
-            if check and not pairing.verify(self.pk.verifying_key, self.public_inputs(witness), proof):
-                raise ValueError("the witness does not satisfy the circuit: its proof does not verify")
-        return proof
+            return self.assemble(points, self.public_inputs(witness), check=check)
 
     def public_inputs(self, witness: np.ndarray) -> list[int]:
         return from_limbs(np.ascontiguousarray(witness[:, 1:self.pk.n_public + 1]), FR)
 
-    def _check_witness(self, witness: np.ndarray) -> None:
-        want = (_N, self.pk.n_vars)
-        if not isinstance(witness, np.ndarray) or witness.dtype != np.uint32 or witness.shape != want:
-            raise ValueError(f"witness must be a uint32 array of shape {want}, got "
-                             f"{getattr(witness, 'dtype', type(witness).__name__)} {getattr(witness, 'shape', '')}")
-        bad = first_noncanonical(witness, FR)
-        if bad >= 0:
-            raise ValueError(f"witness wire {bad} is not a field element (>= r)")
-        if from_limbs(witness[:, :1], FR) != [1]:
-            raise ValueError("witness wire 0 must be 1 (the constant wire)")
-
-    def _device_work(self, witness: np.ndarray, timer: PhaseTimer) -> dict:
+    def device_work(self, witness: np.ndarray, timer: PhaseTimer) -> dict:
+        """Steps 1-3 for a witness that passed ``validate_witness``: the five MSM results
+        as reference affine points, {"a", "b1", "b2", "c", "h"}. Returns once the device
+        is done with ``witness`` and with this prover's buffers (the host waits once)."""
         s, w, abc, d = self.stream, self.witness, self.abc, self.d
-        with timer.phase("upload"):
+        with timer.phase("upload"):  # a transfer only: kernels start in matvec
             if self.gpu:
                 w.copy_to_device(np.ascontiguousarray(witness), stream=s)
             else:
                 w[:] = witness
-            fk.to_montgomery(w, w, stream=s)
         with timer.phase("matvec"):
+            fk.to_montgomery(w, w, stream=s)
             for row, csr in enumerate(self.csr):
                 csr_matvec(abc[row], *csr, w, True, stream=s)
             fk.mul_sub(abc[2], abc[0], abc[1], self.zero, stream=s)
@@ -120,11 +110,20 @@ class Prover:
                 msm(self.bases[name], scalars, montgomery=True, out=self.points[name], stream=s)
         with timer.phase("download"):
             host = {name: p.copy_to_host(stream=s) if self.gpu else p for name, p in self.points.items()}
-            if self.gpu:
+        if self.gpu:  # after the phase, so that its end event times the copies, not this wait
+            with timer.host_phase("sync"):
                 s.synchronize()
         return {name: to_point(p, QUERIES[name][1]) for name, p in host.items()}
 
-    def _assemble(self, points: dict) -> Proof:
+    def assemble(self, points: dict, public_inputs: list[int], *, check: bool = True) -> Proof:
+        """Step 4 (host): the proof from ``device_work``'s points, with fresh r and s;
+        with ``check``, step 5 against ``public_inputs`` (ValueError if it fails)."""
+        proof = self._combine(points)
+        if check and not pairing.verify(self.pk.verifying_key, public_inputs, proof):
+            raise ValueError("the witness does not satisfy the circuit: its proof does not verify")
+        return proof
+
+    def _combine(self, points: dict) -> Proof:
         pk, ark = self.pk, pairing
         r, s = secrets.randbelow(FR.modulus), secrets.randbelow(FR.modulus)
         g1 = lambda p: ark.to_ark(p, 1)  # noqa: E731
@@ -135,6 +134,20 @@ class Prover:
         b1 = g1(pk.beta_g1) + g1(points["b1"]) + delta1 * ark.scalar(s)
         c = g1(points["c"]) + g1(points["h"]) + a * ark.scalar(s) + b1 * ark.scalar(r) - delta1 * ark.scalar(r * s)
         return Proof(ark.from_ark(a, 1), ark.from_ark(b2, 2), ark.from_ark(c, 1))
+
+
+def validate_witness(pk: ProvingKey, witness: np.ndarray) -> None:
+    """Raise ValueError unless ``witness`` can be proved with ``pk``: a uint32 array of
+    shape (8, pk.n_vars), canonical Fr, wire 0 = 1. Host only, before any device work."""
+    want = (_N, pk.n_vars)
+    if not isinstance(witness, np.ndarray) or witness.dtype != np.uint32 or witness.shape != want:
+        raise ValueError(f"witness must be a uint32 array of shape {want}, got "
+                         f"{getattr(witness, 'dtype', type(witness).__name__)} {getattr(witness, 'shape', '')}")
+    bad = first_noncanonical(witness, FR)
+    if bad >= 0:
+        raise ValueError(f"witness wire {bad} is not a field element (>= r)")
+    if from_limbs(witness[:, :1], FR) != [1]:
+        raise ValueError("witness wire 0 must be 1 (the constant wire)")
 
 
 def prove(pk: ProvingKey, witness: np.ndarray, *, gpu: bool | None = None) -> Proof:

@@ -173,4 +173,4 @@ def test_gpu_proof_verifies_and_matches_cpu_parts():
     proof = gpu.prove(witness, timer=timer)
     assert pairing.verify(pk.verifying_key, gpu.public_inputs(witness), proof)
     assert set(timer.durations_ms()) >= {"ntt", "msm_a", "msm_b2", "msm_h", "epilogue"}
-    assert gpu._device_work(witness, PhaseTimer(gpu.stream)) == cpu._device_work(witness, PhaseTimer())
+    assert gpu.device_work(witness, PhaseTimer(gpu.stream)) == cpu.device_work(witness, PhaseTimer())

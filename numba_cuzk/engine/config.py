@@ -1,0 +1,89 @@
+"""The engine's knobs (``EngineConfig``), checked when made."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+SYNTHESIS_KINDS = ("process", "thread")
+WITNESS_BYTES_PER_WIRE = 32  # one (8, n_vars) uint32 Fr column per wire
+
+
+def _default_workers() -> int:
+    return max(1, (os.cpu_count() or 2) - 1)  # one core left for the GPU workers and epilogues
+
+
+def physical_memory_bytes() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """How an ``Engine`` runs.
+
+    devices: CUDA ordinals to prove on, one GPU consumer each. None: every visible GPU,
+        or the CPU backend (one consumer, device id 0) when there is none. (): the CPU
+        backend even when a GPU is present.
+    synthesis_workers: partitions synthesized at once.
+    synthesis_warmup: a synthesizer run once by every synthesis process as it starts (once
+        in all for threads), its result dropped: it compiles the synthesizers' Numba code
+        before the first partition is timed. None: no warm-up.
+    synthesis: "process" (default) runs synthesizers in spawned processes, the witness
+        coming back pickled; "thread" runs them in threads of this process. The built-in
+        circuit builders hold the GIL for most of their time, so threads do not scale
+        (``python -m bench.engine`` measures both); threads suit synthesizers that release
+        the GIL, are cheap (a file read), or cannot be pickled (lambdas).
+    gpu_workers_per_device: GPU workers sharing one device's lock (cuzk's gw). The lock
+        covers device work only, so with 2 one worker's epilogue overlaps the other's
+        device work.
+    max_in_flight: partitions admitted at once (synthesizing, queued, or on a device);
+        None: synthesis_workers + 2 per GPU worker, enough to keep every worker fed.
+    host_memory_budget_bytes: witness bytes admitted at once, 32 B per wire per
+        partition, held from synthesis start to the end of its device work; a partition
+        waits until its witness fits. None: a quarter of physical memory.
+    device_memory_budget_bytes: proving-key bytes resident per device (gpu.key_bytes);
+        least recently used keys are evicted past it. None: no limit.
+    timeline_path: where to write the JSONL timeline (numba_cuzk.events); None: none.
+    nvml_period_ms: NVML sampling period of the timeline's ``nvml`` events.
+    """
+
+    devices: tuple[int, ...] | None = None
+    synthesis_workers: int = field(default_factory=_default_workers)
+    synthesis_warmup: Callable[[], object] | None = None
+    synthesis: str = "process"
+    gpu_workers_per_device: int = 1
+    max_in_flight: int | None = None
+    host_memory_budget_bytes: int | None = None
+    device_memory_budget_bytes: int | None = None
+    timeline_path: str | os.PathLike | None = None
+    nvml_period_ms: float = 100.0
+
+    def __post_init__(self) -> None:
+        if self.devices is not None:
+            object.__setattr__(self, "devices", tuple(int(d) for d in self.devices))
+        if self.synthesis not in SYNTHESIS_KINDS:
+            raise ValueError(f"synthesis must be one of {', '.join(SYNTHESIS_KINDS)}, not {self.synthesis!r}")
+        positive = {"synthesis_workers": self.synthesis_workers, "gpu_workers_per_device": self.gpu_workers_per_device,
+                    "max_in_flight": self.max_in_flight, "host_memory_budget_bytes": self.host_memory_budget_bytes,
+                    "device_memory_budget_bytes": self.device_memory_budget_bytes,
+                    "nvml_period_ms": self.nvml_period_ms}
+        bad = [f"{name} = {value!r}" for name, value in positive.items() if value is not None and not value > 0]
+        if bad:
+            raise ValueError(f"engine settings must be positive: {', '.join(bad)}")
+
+    def in_flight(self, gpu_workers: int) -> int:
+        """max_in_flight, resolved for ``gpu_workers`` GPU workers in all."""
+        return self.max_in_flight or self.synthesis_workers + 2 * gpu_workers
+
+    def host_budget(self) -> int:
+        """host_memory_budget_bytes, resolved (bytes)."""
+        return self.host_memory_budget_bytes or physical_memory_bytes() // 4
+
+    def as_dict(self) -> dict:
+        """The knobs, JSON-ready (the timeline header's ``config``)."""
+        d = asdict(self)
+        d["devices"] = None if self.devices is None else list(self.devices)
+        d["synthesis_warmup"] = None if self.synthesis_warmup is None else repr(self.synthesis_warmup)
+        d["timeline_path"] = None if self.timeline_path is None else os.fspath(self.timeline_path)
+        return d

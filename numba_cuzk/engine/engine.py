@@ -1,0 +1,190 @@
+"""The Engine: partitions synthesized on the CPU while others are proved on the GPUs.
+
+    with Engine(EngineConfig(timeline_path="run.jsonl")) as engine:
+        future = engine.submit(Job(pk, [partial(circuit_witness, "bit_heavy", 20, s) for s in range(10)]))
+        result = future.result()           # JobResult: proofs in partition order
+
+Threads: a dispatcher admits partitions in submission order (HostBudget: backpressure)
+and hands them to the synthesis pool; a finished synthesis is checked (shape, canonical,
+wire 0) and counted (ops.py) where it lands, then queued; one GPU worker per device (or
+``gpu_workers_per_device``) takes partitions from the one shared queue, so jobs spread
+over the devices; an NVML sampler. Every step is a timeline event (numba_cuzk.events).
+
+Faults: a synthesizer that raises, a witness that is refused, or an error on the device
+or in the epilogue fails that partition (a ``failed`` event) and so its job (``JobFailed``
+naming partition, stage and error); the job's partitions not yet started are cancelled
+(``failed`` with stage "cancelled"), those in flight finish and keep their proofs. The
+engine goes on serving other jobs.
+
+Numba's parallel CPU loops (witness checks, the CPU backend's kernels) run from several
+engine threads at once: the threading layer must be thread-safe, omp or tbb (Numba picks
+one when it can; workqueue aborts on concurrent use).
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+from concurrent.futures import Future
+
+from numba_cuzk.engine.budget import HostBudget
+from numba_cuzk.engine.config import EngineConfig
+from numba_cuzk.engine.gpu import Device, gpu_worker, open_devices
+from numba_cuzk.engine.job import Job, JobState, Partition, PartitionResult
+from numba_cuzk.engine.nvml import NvmlSampler
+from numba_cuzk.engine.ops import proof_ops
+from numba_cuzk.engine.record import Recorder, now_ns
+from numba_cuzk.engine.synthesis import Synthesized, SynthesisPool
+from numba_cuzk.events import TimelineWriter
+from numba_cuzk.groth16.prove import validate_witness
+
+
+class Engine:
+    """Proves submitted jobs until ``close``; see the module docstring and EngineConfig."""
+
+    def __init__(self, config: EngineConfig | None = None) -> None:
+        self.config = config = config or EngineConfig()
+        self.devices: list[Device] = open_devices(config.devices, config.device_memory_budget_bytes)
+        workers = len(self.devices) * config.gpu_workers_per_device
+        self.budget = HostBudget(config.host_budget(), config.in_flight(workers))
+        self.recorder = Recorder(self._writer())
+        self.pool = SynthesisPool(config.synthesis, config.synthesis_workers, config.synthesis_warmup)
+        self._admit: queue.Queue = queue.Queue()  # partitions waiting for admission, None: stop
+        self._work: queue.Queue = queue.Queue()  # synthesized partitions; bounded by the budget
+        self._jobs: list[JobState] = []
+        self._names: set[str] = set()
+        self._counter = itertools.count()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._threads = [threading.Thread(target=self._dispatch, name="dispatch", daemon=True)]
+        self._threads += [threading.Thread(target=gpu_worker, args=(d, w, self._work, self), daemon=True,
+                                           name=f"gpu{d.id}.{w}")
+                          for d in self.devices for w in range(config.gpu_workers_per_device)]
+        for thread in self._threads:
+            thread.start()
+        self.nvml = NvmlSampler(self.recorder, [(d.id, d.uuid) for d in self.devices if d.gpu], config.nvml_period_ms)
+
+    def _writer(self) -> TimelineWriter | None:
+        if self.config.timeline_path is None:
+            return None
+        header = {**self.config.as_dict(), "max_in_flight": self.budget.max_partitions,
+                  "host_memory_budget_bytes": self.budget.limit_bytes}
+        return TimelineWriter(self.config.timeline_path, [{"id": d.id, "name": d.name} for d in self.devices], header)
+
+    # --- the API ---------------------------------------------------------------------------
+
+    def submit(self, job: Job) -> Future:
+        """Queue ``job``; a Future of its JobResult (or JobFailed). Raises at once
+        (ValueError, TypeError) for a job that cannot run: no partitions, a name already
+        used, a synthesizer that is not callable (or not picklable for processes)."""
+        if not job.partitions:
+            raise ValueError("a job needs at least one partition")
+        for synthesizer in job.partitions:
+            self.pool.check(synthesizer)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the engine is closed")
+            name = job.name or f"job-{next(self._counter)}"
+            if name in self._names:
+                raise ValueError(f"job name {name!r} is already used in this engine")
+            self._names.add(name)
+            state = JobState(job, name, now_ns())
+            if state.out_dir is not None:
+                state.out_dir.mkdir(parents=True, exist_ok=True)
+            self._jobs.append(state)
+        for part in state.partitions():
+            self._admit.put(part)
+        return state.future
+
+    def close(self, cancel: bool = False) -> None:
+        """Drain: wait for every submitted job, then stop the threads and the pool and close
+        the timeline. ``cancel``: partitions not yet admitted are cancelled (their jobs fail)
+        and only those in flight are finished (Ctrl-C)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if cancel:
+            self.budget.cancel()
+        self._admit.put(None)
+        for state in self._jobs:
+            state.future.exception()  # waits; failures are the submitters' to read
+        for _ in self._threads[1:]:
+            self._work.put(None)
+        for thread in self._threads:
+            thread.join()
+        self.pool.shutdown()
+        self.nvml.stop()
+        self.recorder.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.close(cancel=exc_type is not None)
+
+    # --- synthesis -------------------------------------------------------------------------
+
+    def _dispatch(self) -> None:
+        """Admit partitions in submission order and start their synthesis."""
+        while (part := self._admit.get()) is not None:
+            if part.job.failed:
+                self.skip(part)
+                continue
+            try:
+                admitted = self.budget.acquire(part.nbytes)
+            except ValueError as exc:
+                self.failed(part, "admission", exc)
+                continue
+            if not admitted:
+                self.skip(part)
+                continue
+            part.admitted = True
+            try:
+                future = self.pool.submit(part.synthesizer)
+            except Exception as exc:  # e.g. a pool that cannot start
+                self.failed(part, "synthesis", exc)
+                continue
+            future.add_done_callback(lambda f, part=part: self._synthesized(part, f))
+
+    def _synthesized(self, part: Partition, future: Future) -> None:
+        """Where a synthesis lands (a pool thread): check, count, queue for the GPUs."""
+        try:
+            out: Synthesized = future.result()
+            part.synthesis_start_ns, part.synthesis_ms = out.start_ns, (out.end_ns - out.start_ns) / 1e6
+            self.recorder.interval("synthesis", out.start_ns, out.end_ns, **part.ids,
+                                   worker=self.pool.worker_index(out.worker))
+            witness = out.witness()
+            validate_witness(part.job.job.pk, witness)
+            part.witness, part.ops = witness, proof_ops(part.job.job.pk, witness)
+        except Exception as exc:
+            self.failed(part, "synthesis", exc)
+            return
+        self.recorder.instant("queued", **part.ids)
+        self._work.put(part)
+
+    # --- settling partitions (also called by the GPU workers) -----------------------------
+
+    def release(self, part: Partition) -> None:
+        """The partition's witness is no longer needed: its host budget goes back."""
+        part.witness = None
+        if part.admitted:
+            part.admitted = False
+            self.budget.release(part.nbytes)
+
+    def proved(self, part: Partition, result: PartitionResult) -> None:
+        self.recorder.instant("done", **part.ids)
+        part.job.proved(result, now_ns())
+
+    def failed(self, part: Partition, stage: str, error: BaseException) -> None:
+        self.release(part)
+        self.recorder.instant("failed", **part.ids, stage=stage, error=f"{type(error).__name__}: {error}")
+        part.job.fail(part.index, stage, error, now_ns())
+
+    def skip(self, part: Partition) -> None:
+        """A partition that will not run: its job failed, or the engine was cancelled."""
+        self.release(part)
+        why = "its job failed" if part.job.failed else "the engine was closed"
+        self.recorder.instant("failed", **part.ids, stage="cancelled", error=f"not started: {why}")
+        part.job.cancel(now_ns())
