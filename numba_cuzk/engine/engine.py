@@ -37,7 +37,7 @@ from numba_cuzk.engine.ops import proof_ops
 from numba_cuzk.engine.record import Recorder, now_ns
 from numba_cuzk.engine.synthesis import Synthesized, SynthesisPool
 from numba_cuzk.events import TimelineWriter
-from numba_cuzk.groth16.prove import validate_witness
+from numba_cuzk.groth16.witness import validate_witness
 
 
 class Engine:
@@ -156,7 +156,7 @@ class Engine:
             self.recorder.interval("synthesis", out.start_ns, out.end_ns, **part.ids,
                                    worker=self.pool.worker_index(out.worker))
             witness = out.witness()
-            validate_witness(part.job.job.pk, witness)
+            validate_witness(witness, part.job.job.pk.n_vars)
             part.witness, part.ops = witness, proof_ops(part.job.job.pk, witness)
         except Exception as exc:
             self.failed(part, "synthesis", exc)

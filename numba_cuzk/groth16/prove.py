@@ -32,12 +32,13 @@ from numba import cuda
 from numba_cuzk import backend
 from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.field import kernels as fk
-from numba_cuzk.field.codec import first_noncanonical, from_limbs
+from numba_cuzk.field.codec import from_limbs
 from numba_cuzk.field.params import FR
 from numba_cuzk.groth16 import pairing
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
 from numba_cuzk.groth16.keys import Proof, ProvingKey
 from numba_cuzk.groth16.timing import PhaseTimer
+from numba_cuzk.groth16.witness import validate_witness
 from numba_cuzk.msm import host_bases, msm, to_point, upload_bases
 from numba_cuzk.ntt import coset_ntt, intt
 
@@ -76,7 +77,7 @@ class Prover:
         (made on this prover's stream, or with stream None on the CPU) gets the phases
         upload, matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, download (device), sync
         (host, GPU only) and epilogue (host)."""
-        validate_witness(self.pk, witness)
+        validate_witness(witness, self.pk.n_vars)
         timer = timer or PhaseTimer(self.stream)
         points = self.device_work(witness, timer)
         with timer.host_phase("epilogue"):
@@ -134,20 +135,6 @@ class Prover:
         b1 = g1(pk.beta_g1) + g1(points["b1"]) + delta1 * ark.scalar(s)
         c = g1(points["c"]) + g1(points["h"]) + a * ark.scalar(s) + b1 * ark.scalar(r) - delta1 * ark.scalar(r * s)
         return Proof(ark.from_ark(a, 1), ark.from_ark(b2, 2), ark.from_ark(c, 1))
-
-
-def validate_witness(pk: ProvingKey, witness: np.ndarray) -> None:
-    """Raise ValueError unless ``witness`` can be proved with ``pk``: a uint32 array of
-    shape (8, pk.n_vars), canonical Fr, wire 0 = 1. Host only, before any device work."""
-    want = (_N, pk.n_vars)
-    if not isinstance(witness, np.ndarray) or witness.dtype != np.uint32 or witness.shape != want:
-        raise ValueError(f"witness must be a uint32 array of shape {want}, got "
-                         f"{getattr(witness, 'dtype', type(witness).__name__)} {getattr(witness, 'shape', '')}")
-    bad = first_noncanonical(witness, FR)
-    if bad >= 0:
-        raise ValueError(f"witness wire {bad} is not a field element (>= r)")
-    if from_limbs(witness[:, :1], FR) != [1]:
-        raise ValueError("witness wire 0 must be 1 (the constant wire)")
 
 
 def prove(pk: ProvingKey, witness: np.ndarray, *, gpu: bool | None = None) -> Proof:

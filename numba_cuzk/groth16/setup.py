@@ -87,9 +87,9 @@ def _lagrange_at(tau: int, log_size: int, stride: int, offset: int) -> np.ndarra
     size = 1 << log_size
     count = size // stride
     root = FR.root_of_unity(log_size)
-    first = pow(root, offset, _R)
-    x = fk.mul_powers(np.empty((_N, count), np.uint32), _constant(1, count), pow(root, stride, _R))
-    x = _scaled(x, first)  # x_(stride j + offset) = first * (root^stride)^j
+    # x_(stride j + offset) = root^offset * (root^stride)^j
+    x = fk.mul_powers(np.empty((_N, count), np.uint32), _constant(pow(root, offset, _R), count),
+                      pow(root, stride, _R))
     diff = np.empty_like(x)
     fk.mul_sub(diff, x, _constant(1, count), _constant(tau, count))  # x_k - tau
     inv = np.empty_like(x)

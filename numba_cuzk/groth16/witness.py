@@ -41,24 +41,31 @@ def matvec(matrix: SparseMatrix, witness_mont: np.ndarray, out: np.ndarray | Non
     return out
 
 
-def check_witness(r1cs: R1CS, witness: np.ndarray, names: Sequence[str | None] | None = None) -> None:
-    """Raise ValueError unless ``witness`` satisfies every constraint of ``r1cs``.
-
-    witness: (8, n_wires) uint32 canonical Fr with wire 0 = 1. names: optional constraint
-    names (ConstraintSystem.constraint_names), quoted in the error. The error names the
-    first failing constraint, with its A·w, B·w and C·w.
-    """
-    r1cs.check()
-    if witness.dtype != np.uint32 or witness.shape != (_N, r1cs.n_wires):
-        raise ValueError(f"witness must be uint32 of shape ({_N}, {r1cs.n_wires}), got {witness.dtype} "
-                         f"{witness.shape}")
-    if names is not None and len(names) != r1cs.n_constraints:
-        raise ValueError(f"{len(names)} constraint names for {r1cs.n_constraints} constraints")
+def validate_witness(witness: np.ndarray, n_wires: int) -> None:
+    """Raise ValueError unless ``witness`` is a uint32 (8, n_wires) array of canonical Fr
+    with wire 0 = 1 (the constant wire): what a prover can take, checked on the host."""
+    want = (_N, n_wires)
+    if not isinstance(witness, np.ndarray) or witness.dtype != np.uint32 or witness.shape != want:
+        raise ValueError(f"witness must be a uint32 array of shape {want}, got "
+                         f"{getattr(witness, 'dtype', type(witness).__name__)} {getattr(witness, 'shape', '')}")
     bad = first_noncanonical(witness, FR)
     if bad >= 0:
         raise ValueError(f"witness wire {bad} is not canonical: it is >= r")
     if from_limbs(witness[:, :1], FR) != [1]:
         raise ValueError(f"witness wire 0 must be 1, got {from_limbs(witness[:, :1], FR)[0]}")
+
+
+def check_witness(r1cs: R1CS, witness: np.ndarray, names: Sequence[str | None] | None = None) -> None:
+    """Raise ValueError unless ``witness`` satisfies every constraint of ``r1cs``.
+
+    witness: (8, n_wires) uint32 canonical Fr with wire 0 = 1 (validate_witness). names:
+    optional constraint names (ConstraintSystem.constraint_names), quoted in the error.
+    The error names the first failing constraint, with its A·w, B·w and C·w.
+    """
+    r1cs.check()
+    validate_witness(witness, r1cs.n_wires)
+    if names is not None and len(names) != r1cs.n_constraints:
+        raise ValueError(f"{len(names)} constraint names for {r1cs.n_constraints} constraints")
     w = to_montgomery(witness, FR)
     products = [matvec(m, w) for m in (r1cs.a, r1cs.b, r1cs.c)]
     residual = np.empty_like(products[0])

@@ -15,7 +15,9 @@ import numpy as np
 from numba_cuzk.curve import layout
 from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.curve.reference import Curve, g1, g2
+from numba_cuzk.field import codec
 from numba_cuzk.field.params import FR
+from numba_cuzk.groth16.pairing import from_ark
 
 R = FR.modulus
 
@@ -65,10 +67,7 @@ def bits_scalar_limbs(n: int, rng: np.random.Generator, share: float = 0.9) -> n
 
 
 def limbs_to_ints(limbs: np.ndarray) -> list[int]:
-    acc = np.zeros(limbs.shape[1], dtype=object)
-    for j in range(limbs.shape[0] - 1, -1, -1):
-        acc = (acc << 32) | limbs[j].astype(object)
-    return acc.tolist()
+    return codec.from_limbs(limbs, FR)
 
 
 # --- py-arkworks-bls12381 --------------------------------------------------------------
@@ -85,13 +84,7 @@ def ark_point_class(curve: CurveParams):
 
 def ark_to_reference(point, curve: CurveParams):
     """An arkworks point -> reference affine tuple (None for the identity)."""
-    raw = point.to_xy_bytes_le()
-    words = [int.from_bytes(raw[k * 48:(k + 1) * 48], "little") for k in range(len(raw) // 48)]
-    if not any(words):
-        return None
-    if curve.degree == 1:
-        return (words[0], words[1])
-    return ((words[0], words[1]), (words[2], words[3]))
+    return from_ark(point, curve.degree)
 
 
 def ark_multiples(curve: CurveParams, n: int, seed: int) -> list:
