@@ -9,7 +9,8 @@
    left out of the figures. Every proof is checked (pairing) inside the prover.
 3. From each engine run's timeline, over its steady state: device busy (union of
    CUDA-event kernel intervals / span) and lock overhead (lock held outside kernels, % of
-   kernel time); constraints/s per GPU.
+   kernel time); constraints/s per GPU; staging per partition (pinned copy and upload on
+   the copy stream) and the part of it the device waited for.
 
 Default size: bit_heavy 2^20, 4 jobs x 10 partitions. On the H200 host a 2^20 partition
 takes ~0.31 s to synthesize on one core and ~0.06 s to prove on the GPU (bench/results/
@@ -18,8 +19,9 @@ GPU should never wait, and s/proof measures the GPU side; 40 partitions give a s
 state of 38. Records (bench/results/engine-<date>.json): engine_synthesis_logK_{thread,
 process}_wN (partitions/s), engine_sequential_s_per_proof, engine_s_per_proof and
 engine_s_per_proof_gw2 (s), engine_speedup_vs_sequential(_gw2) (x), engine_device_busy(_gw2)
-(%), engine_lock_overhead(_gw2) (% of kernel time), engine_constraints_per_s(_gw2) (M/s per
-GPU). Runs on the CPU backend too (--cpu, small sizes). Usage:
+(%), engine_lock_overhead(_gw2) (% of kernel time), engine_staging_ms(_gw2) and
+engine_upload_wait_ms(_gw2) (ms per partition), engine_constraints_per_s(_gw2) (M/s per GPU).
+Runs on the CPU backend too (--cpu, small sizes). Usage:
     python3 -m bench.engine [--out FILE] [--circuit bit_heavy] [--log 20] [--jobs 4]
         [--partitions 10] [--scaling 1,2,4,8,16] [--scaling-log K] [--workers N] [--cpu]
 """
@@ -101,6 +103,15 @@ def engine_run(pk, work: list[list], config: EngineConfig) -> tuple[float, Timel
     return s_per_proof, Timeline(timeline.header, [e for e in timeline.events if e.get("job") != WARMUP])
 
 
+def staging_ms(timeline: Timeline, result: analysis.Analysis) -> tuple[float, float]:
+    """Per partition in the window (ms): staging (the pinned copy and the upload on the
+    copy stream), and the device's idle time attributed to it (``upload``: kernels
+    waiting for it; the rest overlapped kernels or an epilogue)."""
+    window = {(p.job, p.partition) for p in result.partitions}
+    spans = [e["end_ms"] - e["t_ms"] for e in timeline.of("staging") if (e["job"], e["partition"]) in window]
+    return sum(spans) / len(window), result.gaps_ms["upload"] / len(window)
+
+
 def lock_overhead_pct(result: analysis.Analysis) -> float:
     """Lock held outside kernels, % of kernel device time, over the window's partitions."""
     held = sum(p.gpu_ms or 0.0 for p in result.partitions)
@@ -142,6 +153,7 @@ def main(argv=None) -> None:
                                   **({"synthesis_workers": args.workers} if args.workers else {}))
             s_per_proof, timeline = engine_run(pk, work, config)
             steady = analysis.analyze(timeline, "steady")
+            staged, waited = staging_ms(timeline, steady)
             devices = len(steady.devices)
             suffix = "" if gw == 1 else "_gw2"
             run = {**params, "gpu_workers_per_device": gw, "synthesis_workers": config.synthesis_workers,
@@ -152,6 +164,8 @@ def main(argv=None) -> None:
                 "speedup_vs_sequential": (seq / s_per_proof, "x"),
                 "device_busy": (steady.mean("busy_pct"), "%"),
                 "lock_overhead": (lock_overhead_pct(steady), "% of kernel time"),
+                "staging_ms": (staged, "ms per partition"),
+                "upload_wait_ms": (waited, "ms per partition"),
                 "constraints_per_s": (constraints * args.partitions / s_per_proof / devices / 1e6, "M/s"),
             }
             for name, (value, unit) in figures.items():

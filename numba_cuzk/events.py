@@ -48,15 +48,17 @@ What the intervals cover, and the other fields:
   getting it to releasing it.
 - ``gpu_bracket`` is the host time from just before the first kernel launch to the host
   seeing the last kernel finish: cuzk's GPU_START..GPU_END, syncs and launch gaps included.
-- ``staging`` runs from issuing the upload (pinned host -> device, copy stream) to its
-  completion; ``download`` likewise for the results.
+- ``staging`` runs from the host's copy of the witness into a pinned slot to the end of
+  its upload on the device's copy stream (device-timed), which overlaps the previous
+  partition's kernels; ``download`` runs from issuing the copy of the results to the
+  host to its completion (device-timed).
 - ``kernel`` is a device interval: ``phase`` names it ("ntt_h", "msm_a", "msm_b_g2");
   ``fr_muls`` / ``fq_muls`` count the Fr / Fq Montgomery products it performs (an Fq2
   product counts as 3 Fq), the basis of kernel efficiency.
 - ``epilogue``: ``in_lock`` (bool) says whether it ran inside the device lock; ``device``
   is the device that proved the partition.
 - ``alloc``: ``bytes`` allocated; ``failed``: ``error`` is the exception text, ``stage``
-  where it happened ("admission", "synthesis", "gpu", "epilogue"), or "cancelled" for a
+  where it happened ("admission", "synthesis", "staging", "gpu", "epilogue"), or "cancelled" for a
   partition never started (its job failed, or the engine was closed).
 - ``nvml``: ``util_pct`` is NVML's GPU utilization (%), ``mem_used_bytes`` its used memory,
   sampled every ``config["nvml_period_ms"]`` ms.

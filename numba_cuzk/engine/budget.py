@@ -1,7 +1,8 @@
 """Backpressure: a partition is admitted (its synthesis may start) only when its witness
 fits the host-memory budget and fewer than ``max_partitions`` are in flight. It holds its
-bytes until its device work is done, so synthesis never runs further ahead of the GPUs
-than the budget allows, and the queue between them is bounded by the same rule."""
+bytes until its witness is staged (copied into a device's pinned slot: fixed buffers,
+allocated with the key), so synthesis never runs further ahead of the GPUs than the
+budget allows, and the queue between them is bounded by the same rule."""
 
 from __future__ import annotations
 

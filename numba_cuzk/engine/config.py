@@ -40,7 +40,8 @@ class EngineConfig:
     max_in_flight: partitions admitted at once (synthesizing, queued, or on a device);
         None: synthesis_workers + 2 per GPU worker, enough to keep every worker fed.
     host_memory_budget_bytes: witness bytes admitted at once, 32 B per wire per
-        partition, held from synthesis start to the end of its device work; a partition
+        partition, held from synthesis start to its staging (the copy into a device's
+        pinned witness slot: gpu_workers_per_device + 1 per key and device); a partition
         waits until its witness fits. None: a quarter of physical memory.
     device_memory_budget_bytes: proving-key bytes resident per device (gpu.key_bytes);
         least recently used keys are evicted past it. None: no limit.

@@ -6,9 +6,10 @@
 
 Threads: a dispatcher admits partitions in submission order (HostBudget: backpressure)
 and hands them to the synthesis pool; a finished synthesis is checked (shape, canonical,
-wire 0) and counted (ops.py) where it lands, then queued; one GPU worker per device (or
-``gpu_workers_per_device``) takes partitions from the one shared queue, so jobs spread
-over the devices; an NVML sampler. Every step is a timeline event (numba_cuzk.events).
+wire 0) and counted (ops.py) where it lands, then queued; each device's stager takes
+partitions from the one shared queue as its witness slots free up, so jobs spread over
+the devices, and uploads them for its GPU workers (one per device, or
+``gpu_workers_per_device``; numba_cuzk.engine.gpu); an NVML sampler. Every step is a timeline event (numba_cuzk.events).
 
 Faults: a synthesizer that raises, a witness that is refused, or an error on the device
 or in the epilogue fails that partition (a ``failed`` event) and so its job (``JobFailed``
@@ -30,7 +31,7 @@ from concurrent.futures import Future
 
 from numba_cuzk.engine.budget import HostBudget
 from numba_cuzk.engine.config import EngineConfig
-from numba_cuzk.engine.gpu import Device, gpu_worker, open_devices
+from numba_cuzk.engine.gpu import Device, gpu_worker, open_devices, stager
 from numba_cuzk.engine.job import Job, JobState, Partition, PartitionResult
 from numba_cuzk.engine.nvml import NvmlSampler
 from numba_cuzk.engine.ops import proof_ops
@@ -45,7 +46,8 @@ class Engine:
 
     def __init__(self, config: EngineConfig | None = None) -> None:
         self.config = config = config or EngineConfig()
-        self.devices: list[Device] = open_devices(config.devices, config.device_memory_budget_bytes)
+        self.devices: list[Device] = open_devices(config.devices, config.gpu_workers_per_device,
+                                                  config.device_memory_budget_bytes)
         workers = len(self.devices) * config.gpu_workers_per_device
         self.budget = HostBudget(config.host_budget(), config.in_flight(workers))
         self.recorder = Recorder(self._writer())
@@ -58,8 +60,9 @@ class Engine:
         self._lock = threading.Lock()
         self._closed = False
         self._threads = [threading.Thread(target=self._dispatch, name="dispatch", daemon=True)]
-        self._threads += [threading.Thread(target=gpu_worker, args=(d, w, self._work, self), daemon=True,
-                                           name=f"gpu{d.id}.{w}")
+        self._threads += [threading.Thread(target=stager, args=(d, self._work, self), daemon=True,
+                                           name=f"stage{d.id}") for d in self.devices]
+        self._threads += [threading.Thread(target=gpu_worker, args=(d, w, self), daemon=True, name=f"gpu{d.id}.{w}")
                           for d in self.devices for w in range(config.gpu_workers_per_device)]
         for thread in self._threads:
             thread.start()
@@ -110,7 +113,7 @@ class Engine:
         self._admit.put(None)
         for state in self._jobs:
             state.future.exception()  # waits; failures are the submitters' to read
-        for _ in self._threads[1:]:
+        for _ in self.devices:  # each stager then stops its device's workers
             self._work.put(None)
         for thread in self._threads:
             thread.join()

@@ -1,17 +1,25 @@
-"""Devices and their GPU workers.
+"""Devices, their stagers and their GPU workers.
 
-A ``Device`` is one CUDA device (or the CPU backend, id 0): a lock, a stream of its own,
-and a Prover per proving key, made on first use and kept (bases resident, buffers reused:
-no allocation or free per partition; Numba defers frees, which would make memory
-accounting lag). Its workers (``gpu_workers_per_device``) share the lock; each runs:
+A ``Device`` is one CUDA device (or the CPU backend, id 0): a lock, a compute stream and
+a copy stream, and a ``Resident`` per proving key, made on first use and kept (bases
+resident, buffers reused: no allocation or free per partition; Numba defers frees,
+which would make memory accounting lag). Each key has ``gpu_workers + 1`` witness slots
+(pinned host buffer, device copy), so that one is always free to stage into.
 
-    picked_up -> lock_wait -> lock_held [alloc (first use of a key), gpu_bracket
-    [staging, kernel phases, download, sync]] -> epilogue (outside the lock) -> done
+The device's stager takes synthesized partitions from the engine's shared queue (so
+jobs spread over devices as they free slots) and, outside the lock, copies the witness
+into a free slot and uploads it on the copy stream; the partition's host memory goes
+back to the budget there. Its GPU workers (``gpu_workers_per_device``) share the lock:
 
-The lock covers device work only: the epilogue (proof assembly, pairing check, writing)
-runs after it is released, so with two workers one's epilogue overlaps the other's
-device work. Device intervals come from the PhaseTimer's CUDA events, mapped onto the
-host clock by an anchor event the host waits for before the first launch.
+    stager:  [alloc (first use of a key, under the lock)] staging -> device.staged
+    worker:  picked_up -> lock_wait -> lock_held [gpu_bracket [kernel phases (after the
+             slot's upload), download, sync]] -> epilogue (outside the lock) -> done
+
+So partition i+1's upload runs while partition i computes, and the lock covers device
+work only: the epilogue (proof assembly, pairing check, writing) runs after it is
+released, so with two workers one's epilogue overlaps the other's device work. Device
+intervals come from PhaseTimers' CUDA events, mapped onto the host clock by an anchor
+event the host waits for before the first launch.
 """
 
 from __future__ import annotations
@@ -33,68 +41,104 @@ from numba_cuzk.groth16.keys import ProvingKey
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.timing import PhaseTimer
 
-HOST_PHASES = {"upload": "staging", "download": "download", "sync": "sync"}  # the rest are kernels
+HOST_PHASES = {"download": "download", "sync": "sync"}  # the rest of a worker's phases are kernels
 G1_BYTES, G2_BYTES, FR_BYTES = 96, 192, 32  # affine points and field elements in the curve layout
 CSR_BYTES_PER_COEFFICIENT = 36  # 32 B value + 4 B column index
 WORK_VECTORS = 5  # a, b, c, d and the zero vector: n Fr each
 
 
-def key_bytes(pk: ProvingKey) -> int:
-    """Device bytes of a Prover for ``pk``: the five queries, A and B as CSR, the witness
-    and work vectors. The NTT and MSM workspaces, cached per shape and shared by every key
-    of that shape, are not counted."""
+def key_bytes(pk: ProvingKey, slots: int = 1) -> int:
+    """Device bytes of a Prover for ``pk`` with ``slots`` witness slots: the five queries,
+    A and B as CSR, the witnesses and work vectors. The NTT and MSM workspaces, cached per
+    shape and shared by every key of that shape, are not counted."""
     n, m = pk.domain_size, pk.n_vars
     queries = G1_BYTES * (2 * m + (m - pk.n_public - 1) + n) + G2_BYTES * m
     csr = CSR_BYTES_PER_COEFFICIENT * int(pk.coefficients.matrix.size) + 2 * 8 * (n + 1)
-    return queries + csr + FR_BYTES * (m + WORK_VECTORS * n)
+    return queries + csr + FR_BYTES * (slots * m + WORK_VECTORS * n)
+
+
+@dataclass(eq=False)
+class Resident:
+    """A proving key made ready on a device: its Prover, its device bytes, and its witness
+    slots not in use (a slot goes back once the device work that read it has finished)."""
+
+    pk: ProvingKey
+    prover: Prover
+    nbytes: int
+    free: queue.Queue
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A partition whose witness is in ``slot`` of ``resident`` (uploading or uploaded),
+    with its public inputs, read before the host witness was let go."""
+
+    part: Partition
+    resident: Resident
+    slot: object
+    public: list[int]
 
 
 @dataclass(eq=False)
 class Device:
-    """One device: ``id`` (CUDA ordinal; 0 for the CPU backend), ``gpu``, ``name``.
-    ``budget_bytes`` caps the provers' key_bytes (least recently used evicted first)."""
+    """One device: ``id`` (CUDA ordinal; 0 for the CPU backend), ``gpu``, ``name``,
+    ``workers`` (GPU workers sharing the lock). ``budget_bytes`` caps the residents'
+    key_bytes (least recently used evicted first; a partition staged for an evicted key
+    keeps it alive until its device work ends)."""
 
     id: int
     gpu: bool
     name: str
+    workers: int = 1
     budget_bytes: int | None = None
     uuid: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     stream: object = None
-    provers: OrderedDict = field(default_factory=OrderedDict)  # id(pk) -> (pk, Prover, bytes)
+    copy_stream: object = None
+    staged: queue.Queue = field(default_factory=queue.Queue)  # Staged, then a None per worker
+    residents: OrderedDict = field(default_factory=OrderedDict)  # id(pk) -> Resident
 
     def context(self):
         """Makes this device current in the calling thread."""
         return cuda.gpus[self.id] if self.gpu else nullcontext()
 
-    def prover(self, pk: ProvingKey, recorder: Recorder, ids: dict) -> Prover:
-        """The Prover for ``pk`` (made and recorded as an ``alloc`` on first use). Call
-        with the lock held, in this device's context. Keys are told apart by identity (the
+    def resident(self, pk: ProvingKey, recorder: Recorder, ids: dict) -> Resident:
+        """The Resident for ``pk`` (made under the lock, and recorded as an ``alloc``, on
+        first use). Call in this device's context. Keys are told apart by identity (the
         cache holds a reference, so an id is not reused while cached)."""
-        entry = self.provers.get(id(pk))
-        if entry is not None:
-            self.provers.move_to_end(id(pk))
-            return entry[1]
-        need = key_bytes(pk)
+        with self.lock:
+            entry = self.residents.get(id(pk))
+            if entry is not None:
+                self.residents.move_to_end(id(pk))
+                return entry
+            return self._make_resident(pk, recorder, ids)
+
+    def _make_resident(self, pk: ProvingKey, recorder: Recorder, ids: dict) -> Resident:
+        slots = self.workers + 1
+        need = key_bytes(pk, slots)
         if self.budget_bytes is not None and need > self.budget_bytes:
             raise ValueError(f"the proving key needs {need} device bytes, over the budget of {self.budget_bytes}")
-        while self.budget_bytes is not None and sum(e[2] for e in self.provers.values()) + need > self.budget_bytes:
-            self.provers.popitem(last=False)
+        while self.budget_bytes is not None and sum(e.nbytes for e in self.residents.values()) + need > self.budget_bytes:
+            self.residents.popitem(last=False)
         if self.gpu:
             cuda.current_context().memory_manager.deallocations.clear()  # free evicted keys now, not later
         start = now_ns()
-        prover = Prover(pk, gpu=self.gpu, stream=self.stream)
+        prover = Prover(pk, gpu=self.gpu, stream=self.stream, slots=slots)
         recorder.interval("alloc", start, now_ns(), device=self.id, bytes=need, **ids)
-        self.provers[id(pk)] = (pk, prover, need)
-        return prover
+        free: queue.Queue = queue.Queue()
+        for slot in prover.slots:
+            free.put(slot)
+        entry = self.residents[id(pk)] = Resident(pk, prover, need, free)
+        return entry
 
 
-def open_devices(devices: tuple[int, ...] | None, budget_bytes: int | None) -> list[Device]:
-    """The devices to prove on (see EngineConfig.devices), each with its stream."""
+def open_devices(devices: tuple[int, ...] | None, workers: int, budget_bytes: int | None) -> list[Device]:
+    """The devices to prove on (see EngineConfig.devices), each with its two streams and
+    ``workers`` GPU workers."""
     if devices is None:
         devices = tuple(range(len(cuda.gpus))) if backend.cuda_available() else ()
     if not devices:
-        return [Device(0, False, f"cpu x{os.cpu_count()} (CPU backend)", budget_bytes)]
+        return [Device(0, False, f"cpu x{os.cpu_count()} (CPU backend)", workers, budget_bytes)]
     if not backend.cuda_available():
         raise ValueError(f"devices {list(devices)} asked for, but no GPU is available ({backend.backend_name()})")
     count = len(cuda.gpus)
@@ -105,12 +149,13 @@ def open_devices(devices: tuple[int, ...] | None, budget_bytes: int | None) -> l
         gpu = cuda.gpus[d]
         with gpu:
             name = gpu.name.decode() if isinstance(gpu.name, bytes) else str(gpu.name)
-            opened.append(Device(d, True, name, budget_bytes, getattr(gpu, "uuid", None), stream=cuda.stream()))
+            opened.append(Device(d, True, name, workers, budget_bytes, getattr(gpu, "uuid", None),
+                                 stream=cuda.stream(), copy_stream=cuda.stream()))
     return opened
 
 
 class Pipeline(Protocol):
-    """What a GPU worker reports to (the Engine)."""
+    """What a stager and a GPU worker report to (the Engine)."""
 
     recorder: Recorder
 
@@ -120,40 +165,83 @@ class Pipeline(Protocol):
     def skip(self, part: Partition) -> None: ...
 
 
-def gpu_worker(device: Device, worker: int, work: queue.Queue, pipeline: Pipeline) -> None:
-    """Prove partitions from ``work`` on ``device`` until a None arrives."""
+def stager(device: Device, work: queue.Queue, pipeline: Pipeline) -> None:
+    """Stage partitions from ``work`` for ``device``'s workers until a None arrives; then
+    stop the workers."""
     with device.context():
         while (part := work.get()) is not None:
+            if part.job.failed:
+                pipeline.skip(part)
+                continue
+            try:
+                resident = device.resident(part.job.job.pk, pipeline.recorder, part.ids)
+                slot = resident.free.get()  # waits while every slot is in device work
+            except Exception as exc:
+                pipeline.failed(part, "staging", exc)
+                continue
+            _stage(device, part, resident, slot, pipeline)
+    for _ in range(device.workers):
+        device.staged.put(None)
+
+
+def _stage(device: Device, part: Partition, resident: Resident, slot, pipeline: Pipeline) -> None:
+    """Load the witness into ``slot``, let the host witness go, hand the partition to the
+    workers, and then (the upload's events complete) record the staging interval."""
+    start = now_ns()
+    timer = PhaseTimer(device.copy_stream)
+    timer.sync_anchor()  # the copy stream is idle: the previous upload has finished
+    try:
+        public = resident.prover.public_inputs(part.witness)
+        slot.load(part.witness, device.copy_stream, timer)
+    except Exception as exc:
+        resident.free.put(slot)
+        pipeline.failed(part, "staging", exc)
+        return
+    pipeline.release(part)
+    device.staged.put(Staged(part, resident, slot, public))
+    ((_, _, end_ms),) = timer.intervals_ms()
+    pipeline.recorder.interval("staging", start, host_ms_to_ns(end_ms), **part.ids, device=device.id)
+
+
+def gpu_worker(device: Device, worker: int, pipeline: Pipeline) -> None:
+    """Prove the partitions ``device``'s stager hands over until a None arrives."""
+    with device.context():
+        while (staged := device.staged.get()) is not None:
+            part = staged.part
             pipeline.recorder.instant("picked_up", **part.ids, device=device.id, gpu_worker=worker)
             if part.job.failed:
+                staged.resident.free.put(staged.slot)
                 pipeline.skip(part)
                 continue
             stage = "gpu"
             try:
-                prover, points, gpu_ms = _device_work(device, worker, part, pipeline.recorder)
-                public = prover.public_inputs(part.witness)
-                pipeline.release(part)
+                points, gpu_ms = _device_work(device, worker, staged, pipeline.recorder)
                 stage = "epilogue"
-                pipeline.proved(part, _epilogue(device, part, prover, points, public, gpu_ms, pipeline.recorder))
+                pipeline.proved(part, _epilogue(device, staged, points, gpu_ms, pipeline.recorder))
             except Exception as exc:  # the partition's job fails; the worker serves the next one
                 pipeline.failed(part, stage, exc)
 
 
-def _device_work(device: Device, worker: int, part: Partition, rec: Recorder) -> tuple[Prover, dict, float]:
-    """Under the device lock: the prover's device work. Recorded once the lock is released,
-    so that writing events never holds the device; returns (prover, points, lock-held ms)."""
-    ids, where = part.ids, {"device": device.id, "gpu_worker": worker}
+def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> tuple[dict, float]:
+    """Under the device lock: the prover's device work on the staged slot, which goes back
+    once the stream is idle. Recorded once the lock is released, so that writing events
+    never holds the device; returns (points, lock-held ms)."""
+    part, ids, where = staged.part, staged.part.ids, {"device": device.id, "gpu_worker": worker}
     asked = now_ns()
     device.lock.acquire()
     got = now_ns()
     try:
-        prover = device.prover(part.job.job.pk, rec, ids)
         timer = PhaseTimer(device.stream)
         timer.sync_anchor()  # the stream is idle here: its anchor maps device time to host time
         start = now_ns()
-        points = prover.device_work(part.witness, timer)
+        points = staged.resident.prover.device_work(staged.slot, timer)
         end = now_ns()
+    except BaseException:
+        if device.gpu:
+            device.stream.synchronize()  # the slot is reused only once the stream is done with it
+        raise
     finally:
+        staged.resident.free.put(staged.slot)
         device.lock.release()
         released = now_ns()
         rec.interval("lock_wait", asked, got, **ids, **where)
@@ -165,16 +253,16 @@ def _device_work(device: Device, worker: int, part: Partition, rec: Recorder) ->
             rec.interval(HOST_PHASES[phase], start_ns, end_ns, **ids, device=device.id)
         else:
             rec.kernel(phase, start_ns, end_ns, **ids, device=device.id, **part.ops.get(phase, {}))
-    return prover, points, (released - got) / 1e6
+    return points, (released - got) / 1e6
 
 
-def _epilogue(device: Device, part: Partition, prover: Prover, points: dict, public: list[int], gpu_ms: float,
-              rec: Recorder) -> PartitionResult:
+def _epilogue(device: Device, staged: Staged, points: dict, gpu_ms: float, rec: Recorder) -> PartitionResult:
     """Outside the lock: assemble and check the proof, write it if the job asks."""
+    part = staged.part
     start = now_ns()
-    proof = prover.assemble(points, public, check=True)
-    part.job.write(part.index, proof, public)
+    proof = staged.resident.prover.assemble(points, staged.public, check=True)
+    part.job.write(part.index, proof, staged.public)
     end = now_ns()
     rec.interval("epilogue", start, end, **part.ids, device=device.id, in_lock=False)
-    return PartitionResult(part.index, proof, public, device.id, part.synthesis_ms, gpu_ms, (end - start) / 1e6,
-                           (end - part.synthesis_start_ns) / 1e6)
+    return PartitionResult(part.index, proof, staged.public, device.id, part.synthesis_ms, gpu_ms,
+                           (end - start) / 1e6, (end - part.synthesis_start_ns) / 1e6)

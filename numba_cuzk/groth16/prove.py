@@ -20,6 +20,9 @@ For a domain of n = pk.domain_size points (omega = FR.root_of_unity(log n), from
 
 The GPU path runs on one stream and allocates nothing per proof after the first (NTT and
 MSM workspaces are cached by shape); the host waits once, for the five result points.
+A witness reaches the device through a ``WitnessSlot`` (pinned host buffer, device copy,
+ready event): with several slots, a pipeline (numba_cuzk.engine) uploads the next
+witness on a copy stream while this one computes.
 """
 
 from __future__ import annotations
@@ -46,15 +49,45 @@ _N = FR.limbs
 QUERIES = {"a": ("a_g1", G1), "b1": ("b_g1", G1), "b2": ("b_g2", G2), "c": ("c_g1", G1), "h": ("h_g1", G1)}
 
 
+class WitnessSlot:
+    """One witness's way onto the device: ``host`` (pinned on the GPU), ``device`` (its
+    copy; the same array on the CPU), both (8, n_vars) uint32, and ``ready``, an event
+    recorded after the upload on the stream that made it. A slot is reused only once the
+    device work that read it has finished (the caller's bookkeeping)."""
+
+    def __init__(self, n_vars: int, gpu: bool) -> None:
+        shape = (_N, n_vars)
+        if gpu:
+            self.host = cuda.pinned_array(shape, dtype=np.uint32)
+            self.device = cuda.device_array(shape, dtype=np.uint32)
+            self.ready = cuda.event(timing=False)
+        else:
+            self.host = self.device = np.empty(shape, dtype=np.uint32)
+            self.ready = None
+
+    def load(self, witness: np.ndarray, stream, timer: PhaseTimer) -> None:
+        """Copy ``witness`` into ``host`` (returns when that is done: the caller may drop
+        ``witness``) and upload it on ``stream`` (asynchronous, timed as "upload")."""
+        if self.ready is None:
+            with timer.phase("upload"):
+                self.host[:] = witness
+            return
+        self.host[:] = witness
+        with timer.phase("upload"):  # pinned memory: a DMA the host does not wait for
+            self.device.copy_to_device(self.host, stream=stream)
+        self.ready.record(stream)
+
+
 class Prover:
     """``pk`` made ready on one backend: the GPU (default when there is one) or the CPU.
 
     Device memory: the five queries (~(3 n_vars + n) 96 B + n_vars 192 B), the A/B CSR
-    (36 B per coefficient), buffers 5 x 32 n bytes, and the NTT/MSM caches.
-    One proof at a time per Prover (its buffers are reused).
+    (36 B per coefficient), buffers 5 x 32 n bytes, ``slots`` witness slots of 32 n_vars
+    bytes (and as much pinned host memory), and the NTT/MSM caches.
+    One proof's device work at a time per Prover (its buffers are reused).
     """
 
-    def __init__(self, pk: ProvingKey, *, gpu: bool | None = None, stream=None) -> None:
+    def __init__(self, pk: ProvingKey, *, gpu: bool | None = None, stream=None, slots: int = 1) -> None:
         self.pk = pk
         self.gpu = backend.cuda_available() if gpu is None else gpu
         self.stream = (stream or cuda.default_stream()) if self.gpu else None
@@ -65,7 +98,7 @@ class Prover:
         self.csr = [tuple(place(x) for x in _matrix_csr(pk, m)) for m in (0, 1)]
         alloc = (lambda shape: cuda.device_array(shape, dtype=np.uint32, stream=self.stream)) if self.gpu else (
             lambda shape: np.empty(shape, dtype=np.uint32))
-        self.witness = alloc((_N, pk.n_vars))
+        self.slots = [WitnessSlot(pk.n_vars, self.gpu) for _ in range(slots)]
         self.abc = alloc((3, _N, n))
         self.zero = place(np.zeros((_N, n), dtype=np.uint32))
         self.d = alloc((_N, n))
@@ -75,27 +108,28 @@ class Prover:
     def prove(self, witness: np.ndarray, *, timer: PhaseTimer | None = None, check: bool = True) -> Proof:
         """A proof for ``witness`` ((8, n_vars) uint32 canonical Fr, host). ``timer``
         (made on this prover's stream, or with stream None on the CPU) gets the phases
-        upload, matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, download (device), sync
+        upload (witness to the device), matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, download (device), sync
         (host, GPU only) and epilogue (host)."""
         validate_witness(witness, self.pk.n_vars)
         timer = timer or PhaseTimer(self.stream)
-        points = self.device_work(witness, timer)
+        slot = self.slots[0]
+        slot.load(witness, self.stream, timer)
+        points = self.device_work(slot, timer)
         with timer.host_phase("epilogue"):
             return self.assemble(points, self.public_inputs(witness), check=check)
 
     def public_inputs(self, witness: np.ndarray) -> list[int]:
         return from_limbs(np.ascontiguousarray(witness[:, 1:self.pk.n_public + 1]), FR)
 
-    def device_work(self, witness: np.ndarray, timer: PhaseTimer) -> dict:
-        """Steps 1-3 for a witness that passed ``validate_witness``: the five MSM results
-        as reference affine points, {"a", "b1", "b2", "c", "h"}. Returns once the device
-        is done with ``witness`` and with this prover's buffers (the host waits once)."""
-        s, w, abc, d = self.stream, self.witness, self.abc, self.d
-        with timer.phase("upload"):  # a transfer only: kernels start in matvec
-            if self.gpu:
-                w.copy_to_device(np.ascontiguousarray(witness), stream=s)
-            else:
-                w[:] = witness
+    def device_work(self, slot: WitnessSlot, timer: PhaseTimer) -> dict:
+        """Steps 1-3 for the witness loaded into ``slot`` (one that passed
+        ``validate_witness``; it is overwritten): the five MSM results as reference affine
+        points, {"a", "b1", "b2", "c", "h"}. Waits on the device for the slot's upload, and
+        returns once the device is done with the slot and this prover's buffers (the host
+        waits once)."""
+        s, w, abc, d = self.stream, slot.device, self.abc, self.d
+        if slot.ready is not None:
+            slot.ready.wait(s)
         with timer.phase("matvec"):
             fk.to_montgomery(w, w, stream=s)
             for row, csr in enumerate(self.csr):

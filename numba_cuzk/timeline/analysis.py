@@ -40,7 +40,9 @@ Gap causes, in priority order (the device is idle, and ...)
 -----------------------------------------------------------
 ==========  ==============================================================================
 download    results of a partition on this device are being copied to the host
-upload      a ``staging`` upload to this device runs, and no kernel overlaps it
+upload      a partition is in flight here while a ``staging`` upload to this device runs:
+            its kernels wait for the upload (staging while nothing is in flight, e.g.
+            during an epilogue outside the lock, is off the device's critical path)
 alloc       an allocation for this device runs
 sync        the host is in a synchronize on this device
 epilogue    an epilogue runs inside this device's lock
@@ -302,11 +304,11 @@ def _device_figures(events: dict[str, list[dict]], device: int, start_ms: float,
 
     busy, brackets, held = union("kernel"), union("gpu_bracket"), union("lock_held")
     both = iv.length(brackets) + iv.length(busy) - iv.length(iv.union(np.vstack([brackets, busy])))
+    in_flight = iv.union(iv.clip(_in_flight(events, device, end_ms), start_ms, end_ms))
     conditions = {
-        "download": union("download"), "upload": union("staging"), "alloc": union("alloc"),
-        "sync": union("sync"), "epilogue": union("epilogue", in_lock=True),
-        "lock_wait": union("lock_wait"),
-        "launch": iv.union(iv.clip(_in_flight(events, device, end_ms), start_ms, end_ms)),
+        "download": union("download"), "upload": iv.intersect(union("staging"), in_flight),
+        "alloc": union("alloc"), "sync": union("sync"), "epilogue": union("epilogue", in_lock=True),
+        "lock_wait": union("lock_wait"), "launch": in_flight,
     }
     gaps = _attribute(start_ms, end_ms, busy, held, conditions, queue)
     samples = np.array([e["util_pct"] for e in events["nvml"]

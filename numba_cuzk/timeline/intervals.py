@@ -50,6 +50,14 @@ def covered(union_: np.ndarray, points: np.ndarray) -> np.ndarray:
     return (row >= 0) & (points < union_[np.maximum(row, 0), 1])
 
 
+def intersect(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The intersection of two unions, as a union."""
+    edges = np.unique(np.concatenate([a.ravel(), b.ravel()]))
+    starts, ends = edges[:-1], edges[1:]
+    mids = (starts + ends) / 2
+    return runs(starts, ends, covered(a, mids) & covered(b, mids))
+
+
 def runs(starts: np.ndarray, ends: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """The union of the segments [starts[i], ends[i]] where ``mask`` holds."""
     return union(np.column_stack([starts[mask], ends[mask]]))

@@ -71,9 +71,9 @@ def test_timeline_holds_every_partition_life_in_order(good):
         assert all(("fr_muls" in k) != ("fq_muls" in k) for k in kernels)
         end = lambda name: life[name]["end_ms"]  # noqa: E731
         start = lambda name: life[name]["t_ms"]  # noqa: E731
-        assert end("synthesis") <= start("queued") <= start("picked_up") <= start("lock_wait")
-        assert end("lock_wait") == start("lock_held") <= start("gpu_bracket") <= start("staging")
-        assert start("gpu_bracket") <= min(k["t_ms"] for k in kernels)
+        assert end("synthesis") <= start("queued") <= start("staging") <= end("staging") <= start("picked_up")
+        assert start("picked_up") <= start("lock_wait") <= end("lock_wait") == start("lock_held")
+        assert start("lock_held") <= start("gpu_bracket") <= min(k["t_ms"] for k in kernels)
         assert max(k["end_ms"] for k in kernels) <= end("gpu_bracket") <= end("lock_held") <= start("epilogue")
         assert life["epilogue"]["in_lock"] is False and end("epilogue") <= start("done")
     allocs = timeline.of("alloc")
@@ -128,10 +128,10 @@ def test_unsatisfied_witness_and_device_error_fail_their_jobs(tmp_path, key, mon
     wrong[0, 5] ^= 1  # a private wire changed: still canonical, no longer a solution
     real = Prover.device_work
 
-    def device_work(self, w, timer):
-        if w[0, 7] == 12345:
+    def device_work(self, slot, timer):
+        if slot.host[0, 7] == 12345:
             raise RuntimeError("device fault")
-        return real(self, w, timer)
+        return real(self, slot, timer)
 
     monkeypatch.setattr(Prover, "device_work", device_work)
     faulty = witness(2)
@@ -148,13 +148,13 @@ def test_unsatisfied_witness_and_device_error_fail_their_jobs(tmp_path, key, mon
 
 def test_host_budget_bounds_partitions_in_flight(tmp_path, key):
     """Measured on the timeline: a partition holds memory from synthesis start to the end
-    of its device work; without backpressure all 6 would be synthesized at once (synthesis
+    of its staging; without backpressure all 6 would be synthesized at once (synthesis
     takes ~1 ms, a proof ~50 ms)."""
     bytes_per = 32 * key.n_vars
     run = run_engine(tmp_path / "t.jsonl", key, [[synthesizer(s) for s in range(6)]],
                      host_memory_budget_bytes=2 * bytes_per + bytes_per // 2, synthesis_workers=4)
     assert len(run.futures[0].result(timeout=0).partitions) == 6
-    held = [(s["t_ms"], run.events("lock_held", partition=s["partition"])[0]["end_ms"])
+    held = [(s["t_ms"], run.events("staging", partition=s["partition"])[0]["end_ms"])
             for s in run.events("synthesis")]
     assert max_overlap(held) == 2 == run.engine.budget.peak_partitions
     assert run.engine.budget.peak_bytes == 2 * bytes_per
@@ -243,7 +243,8 @@ def test_device_budget_evicts_the_least_recently_used_key(tmp_path, key):
     from tests.engine.keys import KEY_PATH
 
     other = read_zkey(KEY_PATH, trusted=True)  # the same contents, another key to the cache
-    engine = Engine(EngineConfig(synthesis="thread", device_memory_budget_bytes=key_bytes(key) * 3 // 2,
+    need = key_bytes(key, slots=2)  # one GPU worker: two witness slots
+    engine = Engine(EngineConfig(synthesis="thread", device_memory_budget_bytes=need * 3 // 2,
                                  timeline_path=tmp_path / "t.jsonl"))
     results = [engine.submit(Job(pk, [synthesizer(i)])).result(timeout=TIMEOUT_S)
                for i, pk in enumerate((key, other, key, key))]
@@ -251,9 +252,9 @@ def test_device_budget_evicts_the_least_recently_used_key(tmp_path, key):
     assert all(verifies(key, r.partitions[0]) for r in results)
     allocs = reader.read(engine.config.timeline_path).of("alloc")
     assert [a["job"] for a in allocs] == ["job-0", "job-1", "job-2"]  # job-3 reuses job-2's prover
-    assert len(engine.devices[0].provers) == 1
+    assert len(engine.devices[0].residents) == 1
 
-    small = Engine(EngineConfig(synthesis="thread", device_memory_budget_bytes=key_bytes(key) - 1))
-    with pytest.raises(JobFailed, match="failed in gpu: ValueError: the proving key needs"):
+    small = Engine(EngineConfig(synthesis="thread", device_memory_budget_bytes=need - 1))
+    with pytest.raises(JobFailed, match="failed in staging: ValueError: the proving key needs"):
         small.submit(Job(key, [synthesizer(1)])).result(timeout=TIMEOUT_S)
     small.close()

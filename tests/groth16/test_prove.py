@@ -173,4 +173,6 @@ def test_gpu_proof_verifies_and_matches_cpu_parts():
     proof = gpu.prove(witness, timer=timer)
     assert pairing.verify(pk.verifying_key, gpu.public_inputs(witness), proof)
     assert set(timer.durations_ms()) >= {"ntt", "msm_a", "msm_b2", "msm_h", "epilogue"}
-    assert gpu.device_work(witness, PhaseTimer(gpu.stream)) == cpu.device_work(witness, PhaseTimer())
+    for prover in (gpu, cpu):
+        prover.slots[0].load(witness, prover.stream, PhaseTimer(prover.stream))
+    assert gpu.device_work(gpu.slots[0], PhaseTimer(gpu.stream)) == cpu.device_work(cpu.slots[0], PhaseTimer())

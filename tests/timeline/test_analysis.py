@@ -125,6 +125,27 @@ def test_overlapping_activities_go_to_the_first_cause(tmp_path):
     assert d.gaps == [(10, 40, "sync"), (40, 60, "download"), (60, 70, "upload"), (70, 90, "sync")]
 
 
+def test_staging_counts_as_upload_only_while_a_partition_waits_for_it(tmp_path):
+    """The next partition's upload during an epilogue outside the lock is not why the
+    device idles (nothing is in flight: dispatch); once the partition is picked up and
+    its kernels wait for the rest of the upload, it is."""
+    path = tmp_path / "t.jsonl"
+    first, second = ({"job": "j", "partition": p, "device": 0} for p in (0, 1))
+    with TimelineWriter(path) as w:
+        for ids in (first, second):
+            w.instant("queued", at_ms=0, job="j", partition=ids["partition"])
+        w.instant("picked_up", at_ms=0, **first, gpu_worker=0)
+        w.interval("lock_held", 0, 10, **first, gpu_worker=0)
+        w.kernel("msm", 0, 10, **first)
+        w.interval("epilogue", 10, 30, **first, in_lock=False)
+        w.interval("staging", 20, 40, **second)
+        w.instant("picked_up", at_ms=30, **second, gpu_worker=0)
+        w.interval("lock_held", 30, 50, **second, gpu_worker=0)
+        w.kernel("msm", 40, 50, **second)
+    d = analyze(read(path)).devices[0]
+    assert d.gaps == [(10, 30, "dispatch"), (30, 40, "upload")]
+
+
 def test_kernel_efficiency_against_the_peaks(tmp_path):
     path = tmp_path / "t.jsonl"
     ids = {"job": "j", "partition": 0, "device": 0}

@@ -44,6 +44,13 @@ def test_covered_matches_the_grid(rows):
     assert np.array_equal(iv.covered(iv.union(iv.as_array(rows)), cells), grid(rows))
 
 
+@given(pairs, pairs)
+def test_intersect_matches_the_grid(a, b):
+    both = iv.intersect(iv.union(iv.as_array(a)), iv.union(iv.as_array(b)))
+    assert np.array_equal(grid(both), grid(a) & grid(b))
+    assert np.array_equal(both, iv.union(both))  # a union itself
+
+
 def test_runs_merge_touching_segments():
     edges = np.array([0.0, 1, 2, 3, 4])
     runs = iv.runs(edges[:-1], edges[1:], np.array([True, True, False, True]))
