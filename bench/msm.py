@@ -2,12 +2,16 @@
 on all CPU cores and against a floor from the bucket-addition rate measured in the same run.
 
 Records (bench/results/msm-<date>.json, ms): msm_g1_logK (bases resident, scalars already
-on the device), msm_g1_logK_upload (scalars copied from pageable host memory inside the
-timed region, as sppark's anchor in issue 5), msm_g1_logK_bits (90% of the scalars in
-{0, 1}), msm_g2_logK; msm_g1_add_rate / msm_g2_add_rate (G adds/s: the accumulate kernel
-on perfectly balanced buckets of 32 random bases, the MSM's own mixed-add rate with its
-gathers). Each MSM record carries floor_ms = windows * n / add_rate and the ratio to it.
-Device time by CUDA events, median of --runs after warm-up.
+on the device; device time: the kernels up to the window sums, without the host's Horner
+combination), msm_g1_logK_upload (wall time of the whole call as sppark's anchor in issue 5
+counts it: scalars copied from pageable host memory, the kernels, the window sums'
+download and the host combination, to_point; sppark's figure includes its host-side
+window sum too; params host_combine_ms: to_point alone on downloaded sums),
+msm_g1_logK_bits (90% of the scalars in {0, 1}), msm_g2_logK; msm_g1_add_rate /
+msm_g2_add_rate (G adds/s: the accumulate kernel on perfectly balanced buckets of 32
+random bases, the MSM's own mixed-add rate with its gathers). Each MSM record carries
+floor_ms = windows * n / add_rate and the ratio to it. Device time by CUDA events, median
+of --runs after warm-up.
 
 Bases: P_i = T1[i mod 4096] + T2[i div 4096], T1 = (1..4096) Q1 and T2 = (1..) Q2 for random
 Q1, Q2 (arkworks additions), summed on the GPU and made affine by the curve package's
@@ -16,6 +20,12 @@ timing: against arkworks' multiexp_unchecked on the same bases at 2^16 and 2^20 
 arkworks is also timed as the peer) and 2^16 (G2; the 0/1 scalars too); other sizes must
 at least not return the identity. Usage:
     python3 -m bench.msm [--out FILE] [--g1 16,18,20,22,24] [--g2 16,20,22] [--runs 5]
+                         [--sweep KEY=V1,V2,...] ...
+
+--sweep times each size again with msm's plan override KEY (window, chunk or segment: see
+plan.py) set to each value, its result checked against the default plan's, recorded as
+msm_<curve>_logK_<KEY><V>; e.g. ``--g1 "" --g2 16,20,22 --sweep segment=16,32,128
+--sweep chunk=16,64``. No recompilation: one run tunes them all.
 """
 
 from __future__ import annotations
@@ -34,7 +44,7 @@ from numba_cuzk.curve import kernels as curve_kernels
 from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.curve.points import point_ops
 from numba_cuzk.field.target import local_u32
-from numba_cuzk.msm import clear_cache, msm, to_point, upload_bases
+from numba_cuzk.msm import clear_cache, msm, result_shape, to_point, upload_bases
 from numba_cuzk.msm import kernels as K
 from numba_cuzk.msm.plan import make_plan
 from tests.msm import inputs
@@ -44,6 +54,7 @@ ARK_CHECK = {"G1": (16, 20), "G2": (16,)}
 ARK_PEER = (16, 20)
 SPPARK_UPLOAD_MS = {16: 7.8, 18: 20.7, 20: 23.2, 22: 57.6, 24: 175.0}  # issue 5, this H200
 RATE_LOG, RATE_CHUNK = 20, 32
+SWEEP_KEYS = ("window", "chunk", "segment")  # msm's plan overrides
 
 
 @lru_cache(maxsize=None)
@@ -89,7 +100,7 @@ class BaseSet:
         dummy_out = cuda.device_array((X, 1), dtype=np.uint32)
         dummy_buckets = cuda.to_device(np.zeros((1, 1), dtype=np.int32))
         K.curve_kernels(self.curve)["reduce"][blocks, K.THREADS](
-            pairs, dummy_offsets, dummy_buckets, 1, 0, 0, 0, 0, 0, 2 * n, 2, 2 * n, dummy_out)
+            pairs, dummy_offsets, dummy_buckets, 1, 0, 0, 0, 0, 0, 2 * n, 0, 2, 2 * n, dummy_out)
         out = cuda.device_array((2 * self.curve.limbs, n), dtype=np.uint32)
         curve_kernels.to_affine(out, pairs[:, 2 * n:], self.curve, "xyzz")
         cuda.synchronize()
@@ -121,8 +132,26 @@ def add_rate(curve, bases, runs: int) -> float:
     return n / (ms * 1e-3) / 1e9
 
 
-def time_msm(bases, scalars, out, runs: int) -> float:
-    return common.median(common.device_time_ms(lambda: msm(bases, scalars, out=out), runs=runs, warmup=2))
+def time_msm(bases, scalars, out, runs: int, **options) -> float:
+    """Device ms of the MSM's kernels (CUDA events): the window sums, not their combination."""
+    return common.median(common.device_time_ms(lambda: msm(bases, scalars, out=out, **options), runs=runs,
+                                               warmup=2))
+
+
+def time_msm_to_point(bases, scalars, out, runs: int) -> tuple[float, float]:
+    """(wall ms of to_point(msm(...)): upload of host scalars, kernels, download of the window
+    sums, host Horner combination; wall ms of that combination alone), medians after warm-up."""
+    def wall(call) -> float:
+        cuda.synchronize()
+        t0 = time.perf_counter()
+        call()
+        return (time.perf_counter() - t0) * 1e3
+
+    for _ in range(2):
+        to_point(msm(bases, scalars, out=out))
+    total = common.median([wall(lambda: to_point(msm(bases, scalars, out=out))) for _ in range(runs)])
+    host = msm(bases, scalars, out=out).copy_to_host()
+    return total, common.median([wall(lambda: to_point(host)) for _ in range(runs)])
 
 
 def ark_time_ms(points, scalars, curve, runs: int = 3) -> float:
@@ -136,7 +165,19 @@ def ark_time_ms(points, scalars, curve, runs: int = 3) -> float:
     return common.median(times)
 
 
-def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng, results) -> list[dict]:
+def parse_sweep(items: list[str]) -> list[tuple[str, int]]:
+    """["segment=16,32", ...] -> [("segment", 16), ("segment", 32), ...]."""
+    out = []
+    for item in items:
+        key, _, values = item.partition("=")
+        if key not in SWEEP_KEYS or not values:
+            raise SystemExit(f"--sweep wants KEY=V1,V2 with KEY in {SWEEP_KEYS}, got {item!r}")
+        out += [(key, int(v)) for v in values.split(",")]
+    return out
+
+
+def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng, results,
+                sweep: list[tuple[str, int]] = ()) -> list[dict]:
     """Records of one curve, each size's appended to ``results`` as soon as it is measured
     (a run cut short by a time limit keeps what it measured)."""
     records = []
@@ -158,8 +199,8 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
         bases = upload_bases(base_set.device(n), curve)
         scalars = inputs.random_scalar_limbs(n, rng)
         d_scalars = cuda.to_device(scalars)
-        out = cuda.device_array((4 * curve.limbs, 1), dtype=np.uint32)
-        got = to_point(msm(bases, d_scalars, out=out), curve)
+        out = cuda.device_array(result_shape(n, curve), dtype=np.uint32)
+        got = to_point(msm(bases, d_scalars, out=out))
         if got is None:
             raise AssertionError(f"{curve.name} 2^{log_n}: identity for random scalars")
         checked = "nonidentity"
@@ -180,15 +221,17 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
         records.append(common.record(f"msm_{name}_log{log_n}", ms, "ms", device,
                                      params | {"vs_floor": round(ms / floor, 2)}, peer))
         if curve is G1:
-            ms_up = time_msm(bases, scalars, out, runs)
+            ms_up, ms_combine = time_msm_to_point(bases, scalars, out, runs)
             anchor = {"name": "sppark G1 (issue 5 anchor, scalar upload)", "value": SPPARK_UPLOAD_MS[log_n],
                       "unit": "ms"} if log_n in SPPARK_UPLOAD_MS else None
-            records.append(common.record(f"msm_{name}_log{log_n}_upload", ms_up, "ms", device,
-                                         params | {"vs_floor": round(ms_up / floor, 2)}, anchor))
+            records.append(common.record(
+                f"msm_{name}_log{log_n}_upload", ms_up, "ms", device,
+                params | {"vs_floor": round(ms_up / floor, 2), "timed": "wall: upload, kernels, download, to_point",
+                          "host_combine_ms": round(ms_combine, 3)}, anchor))
         if bits:
             b = inputs.bits_scalar_limbs(n, rng)
             d_b = cuda.to_device(b)
-            got_b = to_point(msm(bases, d_b, out=out), curve)
+            got_b = to_point(msm(bases, d_b, out=out))
             if log_n == min(ARK_CHECK[curve.name]):
                 want_b = inputs.ark_to_reference(inputs.ark_msm(base_set.ark(n), b, curve), curve)
                 if got_b != want_b:
@@ -196,6 +239,20 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
             ms_b = time_msm(bases, d_b, out, runs)
             records.append(common.record(f"msm_{name}_log{log_n}_bits", ms_b, "ms", device,
                                          params | {"share_01": 0.9}))
+        for key, value in sweep:
+            override = make_plan(n, **{key: value})
+            out_s = cuda.device_array(result_shape(n, curve, override.c), dtype=np.uint32)  # its window count
+            if to_point(msm(bases, d_scalars, out=out_s, **{key: value})) != got:
+                raise AssertionError(f"{curve.name} 2^{log_n}: {key}={value} differs from the default plan")
+            ms_s = time_msm(bases, d_scalars, out_s, runs, **{key: value})
+            floor_s = override.windows * n / (rate * 1e9) * 1e3
+            records.append(common.record(
+                f"msm_{name}_log{log_n}_{key}{value}", ms_s, "ms", device,
+                params | {"window": override.c, "windows": override.windows, "chunk": override.chunk,
+                          "segment": override.segment, "floor_ms": round(floor_s, 3),
+                          "vs_floor": round(ms_s / floor_s, 2)}))
+            print(f"{curve.name} 2^{log_n} {key}={value}: {ms_s:.2f} ms", flush=True)
+            clear_cache()  # one workspace per plan: drop the swept one
         common.write(records[first:], "msm", results)
         print(f"{curve.name} 2^{log_n}: {ms:.2f} ms (floor {floor:.2f}) [{time.perf_counter() - t0:.1f} s]", flush=True)
         del bases, d_scalars
@@ -209,14 +266,16 @@ def main(argv=None) -> None:
     parser.add_argument("--g1", default="16,18,20,22,24")
     parser.add_argument("--g2", default="16,20,22")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--sweep", action="append", default=[], help="KEY=V1,V2 (window, chunk, segment)")
     args = parser.parse_args(argv)
+    sweep = parse_sweep(args.sweep)
     device = common.gpu_name()
     rng = np.random.default_rng(2026)
     t0 = time.perf_counter()
     out = args.out or common.RESULTS / f"msm-{datetime.date.today().isoformat()}.json"
-    records = bench_curve(G1, [int(x) for x in args.g1.split(",") if x], args.runs, device, True, rng, out)
+    records = bench_curve(G1, [int(x) for x in args.g1.split(",") if x], args.runs, device, True, rng, out, sweep)
     if args.g2:
-        records += bench_curve(G2, [int(x) for x in args.g2.split(",")], args.runs, device, False, rng, out)
+        records += bench_curve(G2, [int(x) for x in args.g2.split(",")], args.runs, device, False, rng, out, sweep)
     path = out
     print(f"{'name':24s} {'value':>10s} {'floor ms':>9s} {'x floor':>8s}  peer")
     for r in records:

@@ -30,7 +30,7 @@ def main(n: int = 16) -> None:
     points = [g1.mul(g1.generator, 7 * i + 1) for i in range(n)]
     bases = host_bases(points_to_limbs(points, G1), G1)  # upload_bases(...) on a GPU
     scalars = codec.to_limbs(values, FR)  # canonical scalars
-    total = to_point(msm(bases, scalars), G1)
+    total = to_point(msm(bases, scalars))
     assert total == g1.mul(g1.generator, sum(v * (7 * i + 1) for i, v in enumerate(values)))
     print(f"field, NTT and MSM on {n} elements: results match the Python-int reference")
 

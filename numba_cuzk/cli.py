@@ -415,12 +415,12 @@ def run(
     log_constraints: int = typer.Option(12, "--log-constraints", "-k", min=4, max=26,
                                         help="Partition size: at most 2^K constraints."),
     partitions: int | None = typer.Option(None, "--partitions", "-p", min=1,
-                                          help="Partitions per job [default: 10; with --zkey, one per .wtns file]."),
+                                          help="Partitions per job (default: 10; with --zkey, one per .wtns file)."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Jobs (proofs of P partitions) to prove."),
     workers: int | None = typer.Option(None, "--workers", "-w", min=1,
-                                       help="Synthesis workers [default: the cores but one]."),
+                                       help="Synthesis workers (default: the cores but one)."),
     synthesis: str = typer.Option("process", "--synthesis", help="Synthesis workers are processes or threads."),
-    gpu_workers: int = typer.Option(1, "--gpu-workers", min=1, help="GPU workers per device, sharing its lock."),
+    gpu_workers: int = typer.Option(2, "--gpu-workers", min=1, help="GPU workers per device, sharing its lock."),
     zkey: str | None = typer.Option(None, "--zkey", help="Prove with this key (snarkjs .zkey), not a circuit."),
     witness_dir: str | None = typer.Option(None, "--witness-dir", help="With --zkey: one .wtns per partition, in "
                                                                        "name order."),
@@ -429,12 +429,17 @@ def run(
                                                        "OUT/<job>/ as it completes."),
     timeline_file: str | None = typer.Option(None, "--timeline", help="Keep the timeline (JSONL) in this file."),
     cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
+    scheduler: str | None = typer.Option(None, "--scheduler", help="Prove on the Dask cluster of this scheduler "
+                                         "(tcp://HOST:PORT, e.g. from `numba-cuzk cluster local`): one engine "
+                                         "per GPU worker, with the settings above."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
 ) -> None:
     """Prove jobs of partitions with the engine (synthesis on the CPU overlapped with proving
-    on every GPU), verify every proof, and show the times and where the GPU's time went.
+    on every GPU), or on a Dask cluster's GPU workers (--scheduler), verify every proof, and
+    show the times and where the GPU's time went.
     Exit 0: all proofs verify; 1: a partition failed or a proof does not verify; 2: bad input."""
     import tempfile
+    from dataclasses import replace
     from pathlib import Path
 
     from numba_cuzk.engine import Engine, EngineConfig
@@ -444,17 +449,24 @@ def run(
         raise typer.BadParameter(f"{synthesis!r} is not one of {', '.join(SYNTHESIS_KINDS)}",
                                  param_hint="'--synthesis'")
     pk, work = _run_workload(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, as_json)
+    if scheduler is not None and witness_dir is not None:  # the workers may not share this filesystem
+        work = [[read() for read in work[0]]] * jobs
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(timeline_file or Path(scratch) / "timeline.jsonl")
         config = EngineConfig(devices=() if cpu else None, synthesis=synthesis, gpu_workers_per_device=gpu_workers,
-                              timeline_path=path, synthesis_warmup=work[0][0],
+                              synthesis_warmup=work[0][0] if callable(work[0][0]) else None,
                               **({"synthesis_workers": workers} if workers else {}))
-        try:
-            engine = Engine(config)
-        except (OSError, ValueError) as exc:
-            raise typer.BadParameter(str(exc)) from exc
-        outcomes, wall_s = _run_jobs(engine, pk, work, out, as_json)
-        summary = _run_summary(pk, outcomes, wall_s, engine)
+        if scheduler is not None:
+            key = (zkey, trusted) if zkey is not None else (pk, True)
+            outcomes, wall_s, devices = _run_cluster(scheduler, config, key, work, out, as_json, path)
+        else:
+            try:
+                engine = Engine(replace(config, timeline_path=path))
+            except (OSError, ValueError) as exc:
+                raise typer.BadParameter(str(exc)) from exc
+            outcomes, wall_s = _run_jobs(engine, pk, work, out, as_json)
+            devices = [{"id": d.id, "name": d.name, "gpu": d.gpu} for d in engine.devices]
+        summary = _run_summary(pk, outcomes, wall_s, devices)
         summary["utilization"], short = _run_utilization(path)
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
@@ -521,8 +533,9 @@ def _run_jobs(engine, pk, work, out, quiet):
     return outcomes, wall_s
 
 
-def _run_summary(pk, outcomes, wall_s: float, engine) -> dict:
-    """Every partition re-verified (pairing) and timed; totals per proof (a job)."""
+def _run_summary(pk, outcomes, wall_s: float, devices: list[dict]) -> dict:
+    """Every partition re-verified (pairing) and timed; totals per proof (a job). ``devices``:
+    id, name, gpu, and on a cluster worker and host."""
     from numba_cuzk.engine import JobFailed
     from numba_cuzk.groth16 import pairing
 
@@ -536,11 +549,59 @@ def _run_summary(pk, outcomes, wall_s: float, engine) -> dict:
         ok = not failed and all(r["verified"] for r in rows)
         jobs.append({"job": name, "ok": ok, "error": str(outcome) if failed else None, "partitions": rows})
     proved = sum(j["ok"] for j in jobs)
-    return {"backend": "cpu" if not engine.devices[0].gpu else "gpu",
-            "devices": [{"id": d.id, "name": d.name} for d in engine.devices],
+    return {"backend": "gpu" if any(d["gpu"] for d in devices) else "cpu",
+            "devices": [{k: v for k, v in d.items() if k != "gpu"} for d in devices],
             "ok": proved == len(jobs), "jobs": jobs, "wall_s": wall_s,
             "s_per_proof": wall_s / proved if proved else None,
             "proofs_per_hour": 3600 * proved / wall_s if proved else 0.0}
+
+
+def _run_cluster(scheduler: str, config, key, work, out, quiet: bool, timeline_path):
+    """Prove ``work`` on the cluster of ``scheduler`` with a progress bar per job: ([(name,
+    JobResult or JobFailed)], wall s, devices), the jobs' merged timeline written to
+    ``timeline_path``. ``key``: (zkey path, trusted) or (ProvingKey, True)."""
+    from pathlib import Path
+
+    from rich.progress import Progress
+
+    try:
+        from distributed import Client
+
+        from numba_cuzk.cluster import ClusterProver, zkey_bytes
+    except ImportError as exc:
+        raise typer.BadParameter(f"a cluster needs dask and distributed (pip install 'numba-cuzk[cluster]'): {exc}",
+                                 param_hint="'--scheduler'") from exc
+    from numba_cuzk.engine import JobFailed
+
+    source, trusted = key
+    data = Path(source).read_bytes() if isinstance(source, str) else zkey_bytes(source)
+    try:
+        client = Client(scheduler, timeout="20s")
+    except (OSError, TimeoutError) as exc:
+        raise typer.BadParameter(f"cannot reach the scheduler at {scheduler}: {exc}", param_hint="'--scheduler'")
+    names = [f"job-{j}" for j in range(len(work))]
+    with client, ClusterProver(client, config) as prover, Progress(console=Console(stderr=True),
+                                                                    disable=quiet) as progress:
+        bars = {name: progress.add_task(name, total=len(parts)) for name, parts in zip(names, work)}
+        start = time.perf_counter()
+        futures = prover.submit_many(data, work, names=names, out_dir=out, trusted=trusted,
+                                     on_progress=lambda job, _: progress.advance(bars[job]))
+        outcomes = []
+        try:
+            for name, future in zip(names, futures):
+                try:
+                    outcomes.append((name, future.result()))
+                except JobFailed as exc:
+                    outcomes.append((name, exc))
+        except KeyboardInterrupt:  # leaving the client cancels the tasks
+            typer.echo("interrupted: the cluster's tasks are cancelled", err=True)
+            raise typer.Exit(130)
+        wall_s = time.perf_counter() - start
+        try:
+            prover.write_timeline(timeline_path, names)
+        except ValueError:  # no partition got as far as an event: no timeline
+            pass
+        return outcomes, wall_s, prover.devices()
 
 
 def _run_utilization(path) -> tuple[dict | None, str]:
@@ -550,7 +611,10 @@ def _run_utilization(path) -> tuple[dict | None, str]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", reader.TimelineWarning)
-        parsed = reader.read(path)
+        try:
+            parsed = reader.read(path)
+        except OSError as exc:
+            return None, f"no utilization figures: {exc}"
     try:
         result = analysis.analyze(parsed, "steady")
     except ValueError:  # fewer than 3 partitions per device: no steady state
@@ -564,7 +628,7 @@ def _run_utilization(path) -> tuple[dict | None, str]:
 def _print_run(summary: dict, short: str) -> None:
     table = Table(title=f"numba-cuzk run ({summary['backend']} backend: "
                         f"{', '.join(d['name'] for d in summary['devices'])})",
-                  caption="GPU: device lock held; the first partition on a device compiles the kernels")
+                  caption="GPU: device lock held (kernels compiled before the first partition: alloc)")
     for heading in ("job", "part", "dev", "synth ms", "GPU ms", "epi ms", "total ms", "proof"):
         table.add_column(heading, justify="left" if heading in ("job", "proof") else "right")
     for job in summary["jobs"]:
@@ -580,6 +644,43 @@ def _print_run(summary: dict, short: str) -> None:
     console.print(f"{sum(j['ok'] for j in summary['jobs'])} of {len(summary['jobs'])} proofs in "
                   f"{summary['wall_s']:.2f} s: {rate}, {summary['proofs_per_hour']:.0f} proofs/hour")
     console.print(short)
+
+
+# --- Dask clusters of GPU workers -----------------------------------------------------------
+
+cluster_app = typer.Typer(help="Dask clusters of GPU workers (needs the cluster extra: dask, distributed).",
+                          no_args_is_help=True)
+app.add_typer(cluster_app, name="cluster")
+
+
+@cluster_app.command("local")
+def cluster_local(
+    gpus: int | None = typer.Option(None, "--gpus", min=1, help="Workers, one per GPU (default: one per visible "
+                                                                "GPU; one CPU worker when there is none)."),
+    port: int = typer.Option(8786, "--port", min=0, max=65535, help="The scheduler's port (0: any free one)."),
+    dashboard: str | None = typer.Option(None, "--dashboard", help="Serve Dask's dashboard here, e.g. :8787."),
+) -> None:
+    """Start a Dask cluster on this machine, one worker process per GPU, and serve it until
+    Ctrl-C. Prove on it with `numba-cuzk run --scheduler ADDRESS`."""
+    import threading
+
+    try:
+        from numba_cuzk.cluster import local_cluster
+    except ImportError as exc:
+        raise typer.BadParameter(f"a cluster needs dask and distributed (pip install 'numba-cuzk[cluster]'): "
+                                 f"{exc}") from exc
+    try:
+        cluster = local_cluster(gpus, port=port, dashboard=dashboard)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    with cluster:
+        console.print(f"scheduler {cluster.scheduler_address}", highlight=False)
+        console.print(f"workers {', '.join(cluster.workers)}; prove on them with numba-cuzk run --scheduler "
+                      f"{cluster.scheduler_address}; Ctrl-C stops them", highlight=False)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            console.print("stopping the cluster")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ lock_wait   interval job partition device gpu_worker                 waiting for
 lock_held   interval job partition device gpu_worker                 acquired .. released
 gpu_bracket interval job partition device gpu_worker                 cuzk's GPU_START..GPU_END
 staging     interval job partition device                            upload to the device
-alloc       interval device bytes                    job partition   an allocation
+alloc       interval device bytes                    job partition   a key made resident, warm-up
 sync        interval device                          job partition   host in a synchronize
 kernel      device   job partition device phase      fr_muls fq_muls one kernel phase
 download    interval job partition device                            results to the host
@@ -57,7 +57,8 @@ What the intervals cover, and the other fields:
   product counts as 3 Fq), the basis of kernel efficiency.
 - ``epilogue``: ``in_lock`` (bool) says whether it ran inside the device lock; ``device``
   is the device that proved the partition.
-- ``alloc``: ``bytes`` allocated; ``failed``: ``error`` is the exception text, ``stage``
+- ``alloc``: ``bytes`` allocated (a proving key made resident: its buffers, and one run of
+  its device work on a dummy witness, which compiles the kernels on first use); ``failed``: ``error`` is the exception text, ``stage``
   where it happened ("admission", "synthesis", "staging", "gpu", "epilogue"), or "cancelled" for a
   partition never started (its job failed, or the engine was closed).
 - ``nvml``: ``util_pct`` is NVML's GPU utilization (%), ``mem_used_bytes`` its used memory,

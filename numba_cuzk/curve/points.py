@@ -514,42 +514,48 @@ def point_ops(curve: CurveParams) -> PointOps:
     def xyzz_add_mixed(out, p, q):
         """madd-2008-s, 8M + 2S: XYZZ p + affine q. U2 = X2 ZZ1, S2 = Y2 ZZZ1, P = U2 - X1,
         R = S2 - Y1, PP = P^2, PPP = P PP, Q = X1 PP, X3 = R^2 - PPP - 2Q,
-        Y3 = R(Q - X3) - Y1 PPP, ZZ3 = ZZ1 PP, ZZZ3 = ZZZ1 PPP."""
+        Y3 = R(Q - X3) - Y1 PPP, ZZ3 = ZZ1 PP, ZZZ3 = ZZZ1 PPP.
+
+        Ordered so that at most 6 field elements live across any product (p's 4 and the
+        temporaries; R computed early would make it 7): R after PPP, ZZ3/Q while PP lives,
+        Y1 PPP before X3. On G2 one element is 24 registers, the accumulate kernel's spills.
+        """
         if aff_is_identity(q):
             copy_point(out, p, 4)
             return
         if xyzz_is_identity(p):
             xyzz_from_affine(out, q)
             return
-        pp = local_u32(L)
-        r = local_u32(L)
-        ppp = local_u32(L)
-        x3 = local_u32(L)
-        mul(pp, q[:L], p[L2:L3])
-        sub(pp, pp, p[:L])  # P
-        mul(r, q[L:L2], p[L3:L4])
-        sub(r, r, p[L:L2])  # R
-        if is_zero(pp):
-            if is_zero(r):
+        a = local_u32(L)
+        b = local_u32(L)
+        c = local_u32(L)
+        d = local_u32(L)
+        mul(a, q[:L], p[L2:L3])
+        sub(a, a, p[:L])  # P
+        if is_zero(a):  # same x: q = p (double) or q = -p (identity)
+            mul(b, q[L:L2], p[L3:L4])
+            sub(b, b, p[L:L2])  # R
+            if is_zero(b):
                 xyzz_from_affine(out, q)
                 xyzz_dbl(out, out)
             else:
                 xyzz_set_identity(out)
             return
-        sqr(ppp, pp)
-        mul(pp, pp, ppp)  # pp = PPP, ppp = PP from here
-        mul(out[L2:L3], p[L2:L3], ppp)
-        mul(out[L3:L4], p[L3:L4], pp)
-        mul(ppp, p[:L], ppp)  # Q
-        sqr(x3, r)
-        sub(x3, x3, pp)
-        sub(x3, x3, ppp)
-        sub(x3, x3, ppp)
-        sub(ppp, ppp, x3)
-        mul(ppp, r, ppp)
-        mul(pp, p[L:L2], pp)
-        sub(out[L:L2], ppp, pp)
-        copy(out[:L], x3)
+        sqr(b, a)  # PP
+        mul(out[L2:L3], p[L2:L3], b)  # ZZ3: p's ZZ is not read again
+        mul(c, p[:L], b)  # Q: nor p's X
+        mul(a, a, b)  # PPP; P and PP dead
+        mul(b, q[L:L2], p[L3:L4])
+        sub(b, b, p[L:L2])  # R
+        mul(out[L3:L4], p[L3:L4], a)  # ZZZ3
+        mul(d, p[L:L2], a)  # Y1 PPP: p's Y is not read again
+        sqr(out[:L], b)
+        sub(out[:L], out[:L], a)
+        sub(out[:L], out[:L], c)
+        sub(out[:L], out[:L], c)  # X3
+        sub(c, c, out[:L])
+        mul(c, b, c)
+        sub(out[L:L2], c, d)  # Y3
 
     return PointOps(
         curve=curve, limbs=L, load=load, copy_point=copy_point, store=store,

@@ -124,6 +124,7 @@ class Device:
             cuda.current_context().memory_manager.deallocations.clear()  # free evicted keys now, not later
         start = now_ns()
         prover = Prover(pk, gpu=self.gpu, stream=self.stream, slots=slots)
+        prover.warm_up()  # compilation belongs to the alloc, not to the first partition's kernels
         recorder.interval("alloc", start, now_ns(), device=self.id, bytes=need, **ids)
         free: queue.Queue = queue.Queue()
         for slot in prover.slots:

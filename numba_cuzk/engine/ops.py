@@ -9,7 +9,8 @@ the numerator of kernel efficiency. Nominal counts from the algorithms, not prof
   per window (``windows`` mixed additions), a 1 adds its base once (the 0/1 fast path),
   a 0 nothing; each window's running sums cost 2 full additions per bucket. An XYZZ mixed
   addition is 8M + 2S = 10 Fq products, a full one 12M + 2S = 14 (EFD); over G2 each
-  Fq2 product counts as 3 Fq products. Doublings (256 per MSM) are left out.
+  Fq2 product counts as 3 Fq products. Doublings are left out (the segments' offset
+  multiples; the windows' weights 2^(c w), ~256 doublings, are on the host: msm.to_point).
 
 Bit-heavy witnesses are mostly 0s and 1s: counting scalars by class keeps their MSMs
 from being credited with work the fast path never does.

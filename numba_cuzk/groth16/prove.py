@@ -19,7 +19,8 @@ For a domain of n = pk.domain_size points (omega = FR.root_of_unity(log n), from
    witness that breaks a constraint gives ValueError, never a proof that fails later.
 
 The GPU path runs on one stream and allocates nothing per proof after the first (NTT and
-MSM workspaces are cached by shape); the host waits once, for the five result points.
+MSM workspaces are cached by shape); the host waits once, for the five MSMs' window sums,
+and combines each by Horner's rule (msm.to_point).
 A witness reaches the device through a ``WitnessSlot`` (pinned host buffer, device copy,
 ready event): with several slots, a pipeline (numba_cuzk.engine) uploads the next
 witness on a copy stream while this one computes.
@@ -42,7 +43,7 @@ from numba_cuzk.groth16.kernels import csr_matvec, to_csr
 from numba_cuzk.groth16.keys import Proof, ProvingKey
 from numba_cuzk.groth16.timing import PhaseTimer
 from numba_cuzk.groth16.witness import validate_witness
-from numba_cuzk.msm import host_bases, msm, to_point, upload_bases
+from numba_cuzk.msm import WindowSums, host_bases, msm, result_shape, to_point, upload_bases
 from numba_cuzk.ntt import coset_ntt, intt
 
 _N = FR.limbs
@@ -102,7 +103,10 @@ class Prover:
         self.abc = alloc((3, _N, n))
         self.zero = place(np.zeros((_N, n), dtype=np.uint32))
         self.d = alloc((_N, n))
-        self.points = {name: alloc((4 * curve.limbs, 1)) for name, (_, curve) in QUERIES.items()}
+        # scalars per query in device_work (the witness, its private part, d): the window
+        # count of each MSM's result, and so its shape, depends on it
+        sizes = {"a": pk.n_vars, "b1": pk.n_vars, "b2": pk.n_vars, "c": pk.n_vars - pk.n_public - 1, "h": n}
+        self.points = {name: alloc(result_shape(sizes[name], curve)) for name, (_, curve) in QUERIES.items()}
         self.omega_2n = FR.root_of_unity(pk.log_n + 1)
 
     def prove(self, witness: np.ndarray, *, timer: PhaseTimer | None = None, check: bool = True) -> Proof:
@@ -118,15 +122,26 @@ class Prover:
         with timer.host_phase("epilogue"):
             return self.assemble(points, self.public_inputs(witness), check=check)
 
+    def warm_up(self) -> None:
+        """The device work once, on the witness (1, 0, ..., 0): compiles every kernel and
+        fills the NTT and MSM caches, so that the proofs after it time their work only
+        (a first proof's phases would otherwise hold seconds of compilation)."""
+        witness = np.zeros((_N, self.pk.n_vars), dtype=np.uint32)
+        witness[0, 0] = 1
+        slot = self.slots[0]
+        slot.load(witness, self.stream, PhaseTimer(self.stream))
+        self.device_work(slot, PhaseTimer(self.stream))
+
     def public_inputs(self, witness: np.ndarray) -> list[int]:
         return from_limbs(np.ascontiguousarray(witness[:, 1:self.pk.n_public + 1]), FR)
 
     def device_work(self, slot: WitnessSlot, timer: PhaseTimer) -> dict:
         """Steps 1-3 for the witness loaded into ``slot`` (one that passed
-        ``validate_witness``; it is overwritten): the five MSM results as reference affine
-        points, {"a", "b1", "b2", "c", "h"}. Waits on the device for the slot's upload, and
-        returns once the device is done with the slot and this prover's buffers (the host
-        waits once)."""
+        ``validate_witness``; it is overwritten): the five MSM results, {"a", "b1", "b2",
+        "c", "h"}, as host WindowSums of their own (``assemble`` combines them, outside a
+        pipeline's device lock). Waits on the device for the slot's upload, and returns
+        once the device is done with the slot and this prover's buffers (the host waits
+        once)."""
         s, w, abc, d = self.stream, slot.device, self.abc, self.d
         if slot.ready is not None:
             slot.ready.wait(s)
@@ -140,20 +155,24 @@ class Prover:
             coset_ntt(abc, self.omega_2n, stream=s)
             fk.mul_sub(d, abc[0], abc[1], abc[2], stream=s)
         private = w[:, self.pk.n_public + 1:]
+        results = {}
         for name, scalars in (("a", w), ("b1", w), ("b2", w), ("c", private), ("h", d)):
             with timer.phase(f"msm_{name}"):
-                msm(self.bases[name], scalars, montgomery=True, out=self.points[name], stream=s)
+                results[name] = msm(self.bases[name], scalars, montgomery=True, out=self.points[name], stream=s)
         with timer.phase("download"):
-            host = {name: p.copy_to_host(stream=s) if self.gpu else p for name, p in self.points.items()}
+            host = {name: r.copy_to_host(stream=s) for name, r in results.items()}
         if self.gpu:  # after the phase, so that its end event times the copies, not this wait
             with timer.host_phase("sync"):
                 s.synchronize()
-        return {name: to_point(p, QUERIES[name][1]) for name, p in host.items()}
+        else:  # host results are this prover's buffers: copies outlive the next proof's work
+            host = {name: WindowSums(r.curve, r.c, r.sums.copy()) for name, r in host.items()}
+        return host
 
     def assemble(self, points: dict, public_inputs: list[int], *, check: bool = True) -> Proof:
-        """Step 4 (host): the proof from ``device_work``'s points, with fresh r and s;
-        with ``check``, step 5 against ``public_inputs`` (ValueError if it fails)."""
-        proof = self._combine(points)
+        """Step 4 (host): the proof from ``device_work``'s window sums (each MSM by Horner's
+        rule, msm.to_point: < 1 ms each), with fresh r and s; with ``check``, step 5
+        against ``public_inputs`` (ValueError if it fails)."""
+        proof = self._combine({name: to_point(sums) for name, sums in points.items()})
         if check and not pairing.verify(self.pk.verifying_key, public_inputs, proof):
             raise ValueError("the witness does not satisfy the circuit: its proof does not verify")
         return proof

@@ -5,7 +5,8 @@ for the scalar encoding, kernels.py for the kernels, cpu.py for the CPU backend.
 """
 
 from numba_cuzk.msm.pippenger import (
-    Bases, clear_cache, host_bases, msm, msm_g1, msm_g2, to_point, upload_bases,
+    Bases, WindowSums, clear_cache, host_bases, msm, msm_g1, msm_g2, result_shape, to_point, upload_bases,
 )
 
-__all__ = ["Bases", "clear_cache", "host_bases", "msm", "msm_g1", "msm_g2", "to_point", "upload_bases"]
+__all__ = ["Bases", "WindowSums", "clear_cache", "host_bases", "msm", "msm_g1", "msm_g2", "result_shape", "to_point",
+           "upload_bases"]

@@ -1,8 +1,8 @@
 """The CPU backend: the same digits and point formulas as the kernels, on all cores.
 
 Windows run in parallel (``prange``), each filling its own 2^(c-1) XYZZ buckets with
-mixed additions and reducing them by running sums; then one thread combines the windows
-by Horner's rule. Scalars 0 and 1 need no fast path here (a 1 is one addition into
+mixed additions and reducing them by running sums to its window sum; the result is the
+window sums, as the GPU's (pippenger.to_point combines them by Horner's rule). Scalars 0 and 1 need no fast path here (a 1 is one addition into
 window 0's first bucket, as in the batch_add). Parallelism is the window count
 (13-20 at the sizes a prover uses): enough for a 16-core host.
 """
@@ -23,17 +23,17 @@ from numba_cuzk.msm.digits import signed_digit
 
 @lru_cache(maxsize=None)
 def cpu_msm(curve: CurveParams):
-    """``run(bases, scalars, montgomery, c, windows, out)``: out (4L, 1) <- XYZZ MSM of
-    (2L, >= n) affine bases and (8, n) scalars (numpy arrays)."""
+    """``run(bases, scalars, montgomery, c, sums)``: sums (4L, windows) <- the XYZZ window
+    sums of the MSM of (2L, >= n) affine bases and (8, n) scalars (numpy arrays)."""
     P = point_ops(curve)
     L = P.limbs
     A, X = 2 * L, 4 * L
     load, store = P.load, P.store
-    aff_neg, xyzz_set_identity, xyzz_is_identity = P.aff_neg, P.xyzz_set_identity, P.xyzz_is_identity
-    add_mixed, add, dbl = P.xyzz_add_mixed, P.xyzz_add, P.xyzz_dbl
+    aff_neg, xyzz_set_identity = P.aff_neg, P.xyzz_set_identity
+    add_mixed, add = P.xyzz_add_mixed, P.xyzz_add
 
     @njit(parallel=True)
-    def window_sums(bases, scalars, montgomery, c, windows, sums):
+    def window_sums(bases, scalars, montgomery, c, sums):
         n = scalars.shape[1]
         canonical = np.empty((N, n), dtype=np.uint32)
         for i in prange(n):
@@ -42,7 +42,7 @@ def cpu_msm(curve: CurveParams):
             for j in range(N):
                 canonical[j, i] = k[j]
         buckets = 1 << (c - 1)
-        for w in prange(windows):
+        for w in prange(sums.shape[1]):
             table = np.empty((X, buckets), dtype=np.uint32)
             acc = local_u32(X)
             total = local_u32(X)
@@ -68,23 +68,8 @@ def cpu_msm(curve: CurveParams):
                 add(total, total, acc)
             store(sums, w, total, 4)
 
-    @njit
-    def combine(sums, c, out):
-        acc = local_u32(X)
-        tmp = local_u32(X)
-        xyzz_set_identity(acc)
-        for w in range(sums.shape[1] - 1, -1, -1):
-            if not xyzz_is_identity(acc):
-                for _ in range(c):
-                    dbl(acc, acc)
-            load(tmp, sums, w, 4)
-            add(acc, acc, tmp)
-        store(out, 0, acc, 4)
-
-    def run(bases, scalars, montgomery, c, windows, out):
-        sums = np.empty((X, windows), dtype=np.uint32)
-        window_sums(bases, scalars, bool(montgomery), c, windows, sums)
-        combine(sums, c, out)
-        return out
+    def run(bases, scalars, montgomery, c, sums):
+        window_sums(bases, scalars, bool(montgomery), c, sums)
+        return sums
 
     return run

@@ -14,9 +14,11 @@
                 groups of SUM_PER, strides 1, 16, 256, ... until its first chunk holds
                 the bucket sum (a giant bucket costs log16(chunks) rounds, not one thread
                 adding all its chunks); segment mode, per (window, segment of buckets):
-                running sums, times 2^(c w) (the window's weight: no sequential Horner
-                pass); level mode, launched again per level: sums of SUM_PER points until
-                one is left, written to ``out`` (XYZZ)
+                running sums plus the segment's offset multiple, unweighted; level mode,
+                launched again per level: sums of SUM_PER points within each window until
+                one per window is left, written to ``out[:, w]`` (XYZZ). The windows'
+                weights 2^(c w) are the host's (pippenger.to_point): on the device they
+                were ~c w serial doublings per segment thread, most of the reduce's time
 
 All point data lives in one (4L, slots) ``points`` array: chunk sums, then the 0/1 sums,
 then the segment results, then the reduce threads' own slots, then the level sums.
@@ -34,7 +36,6 @@ from numba import config, cuda, int32, int64, uint32
 
 from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.curve.points import point_ops
-from numba_cuzk.field.carry import opaque
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.field.scalars import N, load_scalar
 from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, scalar_kind, signed_digit
@@ -46,9 +47,8 @@ SIM_BLOCKS = 2  # grid of the grid-stride kernels in the simulator (the GPU cove
 # costs ~10 ms; the block scan then reduces to the serial loops (GPU tests cover the rest).
 SCAN_THREADS = 1 if SIMULATOR else 256
 # Buckets per reduce thread: a window of B buckets gets B / SEGMENT_BUCKETS threads (2^20:
-# 512 per window, 8192 in all; 2^24: 8192 per window), each ~2 * 64 additions plus its
-# window's c*w doublings (~6% of the bucket additions at 2^20-2^24: the price of having no
-# sequential Horner pass). The simulator runs one segment per window.
+# 512 per window, 8192 in all; 2^24: 8192 per window), each ~2 * 64 additions in a row plus
+# ~1.5 c for its offset multiple. The simulator runs one segment per window.
 SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 64
 ONES_PER = 64  # indices per thread of the 0/1 path
 SUM_PER = 16  # points per thread and level of the final sum
@@ -148,18 +148,19 @@ def scatter(scalars, montgomery, c, windows, kinds, cursors, entries):
 def curve_kernels(curve: CurveParams) -> dict:
     """``accumulate`` and ``reduce`` for ``curve`` (G1 or G2), compiled on first use.
 
-    Each has ONE call site of a point addition: NVVM inlines the whole formula (with its
-    doubling branch) at every site, and a G2 site costs ~20 s of compilation. So reduce
-    runs its running sums, scalings and tree levels as a sequence of ``dst = s1 + s2``
-    operations on columns of the one ``points`` array (doubling is s1 = s2), computed by a
-    small state machine around a single ``xyzz_add``.
+    Few call sites of point formulas: NVVM inlines the whole formula (with its doubling
+    branch) at every site, and a G2 site costs ~20 s of compilation. So reduce runs its
+    running sums, offset multiples and tree levels as a sequence of ``dst = s1 + s2``
+    operations on columns of the one ``points`` array, computed by a small state machine
+    around one ``xyzz_add`` and one ``xyzz_dbl`` (s1 = s2: the offset multiple's doublings,
+    at 6M + 3S instead of the addition's 4M and compare first).
     """
     P = point_ops(curve)
     L = P.limbs
     X = 4 * L  # limbs of an XYZZ point
     load, store = P.load, P.store
     xyzz_neg, xyzz_set_identity = P.xyzz_neg, P.xyzz_set_identity
-    add_mixed, add = P.xyzz_add_mixed, P.xyzz_add
+    add_mixed, add, dbl = P.xyzz_add_mixed, P.xyzz_add, P.xyzz_dbl
 
     @cuda.jit
     def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points, chunk_buckets):
@@ -214,9 +215,14 @@ def curve_kernels(curve: CurveParams) -> dict:
                     xyzz_neg(acc, acc)
             store(points, g, acc, 4)
 
+    # reduce's second operand: G2 reads it from global memory where the formula needs it
+    # (as accumulate's bases), as its 96 registers are what the kernel spills (ptxas sm_90
+    # stack 1448 -> 1168 B before the dbl site); G1 loads it: 220 registers, 242 in place.
+    operand_in_memory = curve.degree == 2
+
     @cuda.jit
-    def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, count, per, dst,
-               out):
+    def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, first, count, per,
+               dst, out):
         """Three modes, as a grid-stride loop over items.
 
         segments < 0 (combine, stride s = src): item g = (w, j) of windows x max_chunks,
@@ -227,22 +233,28 @@ def curve_kernels(curve: CurveParams) -> dict:
         segments > 0: item (w, t) of windows x segments sums the buckets [t S, (t+1) S) of
         window w (S = B / segments) by running sums over the bucket sums (the first chunk
         of each, points[:, w * max_chunks + j]): TOT = sum (b - lo + 1) B_b, ACC = sum
-        B_b; then 2^(c w) (lo ACC + TOT) -> points[:, seg0 + item] (its own slots ACC,
-        TOT, and the result Y at tmp0 + 3 item + 0, 1, 2).
-        segments == 0: item g sums points[:, src + g per .. + per) (of ``count``) into
-        points[:, dst + g]; with count <= per (one item), the sum also goes to out[:, 0]
-        (XYZZ: an affine conversion here, one inversion, would cost ~20 s of compilation).
+        B_b; then lo ACC + TOT -> points[:, seg0 + item] (its own slots ACC, TOT, and Y
+        at tmp0 + 3 item + 0, 1, 2), not weighted by its window's 2^(c w).
+        segments == 0: per-window sums of groups of ``per`` points. Window 0's points are
+        points[:, src .. src + first), window w >= 1's the ``count`` after them,
+        points[:, src + first + (w - 1) count ..); its sums go to points[:, dst ..) in the
+        same layout (ceil(first / per), then ceil(count / per) per window), so the next
+        level reads them with first, count = those. Once first, count <= per (one item per
+        window), window w's sum also goes to out[:, w] (XYZZ: an affine conversion here,
+        one inversion, would cost ~20 s of compilation).
         """
         a = local_u32(X)
         b = local_u32(X)
         windows = chunk_offsets.shape[0]
         buckets = chunk_offsets.shape[1] - 1
+        first_items = (first + per - 1) // per
+        count_items = (count + per - 1) // per
         if segments > 0:
             items = windows * segments
         elif segments < 0:
             items = windows * max_chunks
         else:
-            items = (count + per - 1) // per
+            items = first_items + (windows - 1) * count_items
         for item in range(cuda.grid(1), items, cuda.gridsize(1)):
             xyzz_set_identity(a)
             w = lo = acc = tot = y = bucket = j = k = stop = s1 = s2 = int64(0)
@@ -250,7 +262,6 @@ def curve_kernels(curve: CurveParams) -> dict:
             phase = 0
             bit = int64(c) - 1
             pending = False
-            doublings = int64(0)
             if segments > 0:
                 w = item // segments
                 size = buckets // segments
@@ -263,7 +274,6 @@ def curve_kernels(curve: CurveParams) -> dict:
                 store(points, y, a, 4)
                 bucket = lo + size - 1
                 j = int64(chunk_offsets[w, bucket])
-                doublings = int64(opaque(uint32(c))) * w
                 result = seg0 + item
             elif segments < 0:
                 w = item // max_chunks
@@ -271,16 +281,23 @@ def curve_kernels(curve: CurveParams) -> dict:
                 if j >= chunk_offsets[w, buckets]:
                     continue
                 bucket = int64(chunk_buckets[w, j])
-                first = int64(chunk_offsets[w, bucket])
-                if (j - first) % (per * src) != 0:
+                head = int64(chunk_offsets[w, bucket])
+                if (j - head) % (per * src) != 0:
                     continue
                 result = item
                 step = src
                 k = item + step
                 stop = min(item + per * step, w * max_chunks + int64(chunk_offsets[w, bucket + 1]))
             else:
-                k = src + item * per
-                stop = min(k + per, src + count)
+                if item < first_items:
+                    w = int64(0)
+                    k = src + item * per
+                    stop = min(k + per, src + first)
+                else:
+                    w = 1 + (item - first_items) // count_items
+                    begin = src + first + (w - 1) * count
+                    k = begin + (item - first_items - (w - 1) * count_items) * per
+                    stop = min(k + per, begin + count)
                 result = dst + item
                 store(points, result, a, 4)
             while True:
@@ -309,29 +326,24 @@ def curve_kernels(curve: CurveParams) -> dict:
                             else:
                                 bit -= 1
                         else:
-                            target, s1, s2 = y, y, tot
+                            target, s1, s2 = result, y, tot
                             phase = 2
-                    elif doublings > 0:  # Y = 2^(c w) Y
-                        target, s1, s2 = y, y, y
-                        doublings -= 1
-                    else:
-                        target, s1, s2 = result, y, y  # Y + identity would double: copy below
-                        phase = 3
                 elif k < stop:
                     target, s1, s2 = result, result, k
                     k += step
                 if target < 0:
                     break
-                if segments > 0 and phase == 3:
-                    load(a, points, s1, 4)
-                    store(points, target, a, 4)
-                    break
                 load(a, points, s1, 4)
-                load(b, points, s2, 4)
-                add(a, a, b)
+                if s1 == s2:  # a doubling (the offset multiple's c of them): dbl-2008-s
+                    dbl(a, a)  # itself, not add-2008-s's 4M and compare before it
+                elif operand_in_memory:
+                    add(a, a, points[:, s2])
+                else:
+                    load(b, points, s2, 4)
+                    add(a, a, b)
                 store(points, target, a, 4)
-            if segments == 0 and count <= per:
+            if segments == 0 and first <= per and count <= per:
                 load(a, points, result, 4)
-                store(out, 0, a, 4)
+                store(out, item, a, 4)
 
     return {"accumulate": accumulate, "reduce": reduce}

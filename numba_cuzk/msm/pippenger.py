@@ -1,6 +1,7 @@
 """Host side of the MSM: validation, resident bases, cached workspaces, launches.
 
-    result = msm_g1(bases, scalars)          # sum_i scalars[i] * bases[i], XYZZ
+    result = msm_g1(bases, scalars)          # WindowSums of sum_i scalars[i] * bases[i]
+    point = to_point(result)                 # the reference's affine tuple (host Horner)
 
 - ``bases``: a ``Bases`` (``upload_bases`` puts a curve's affine points on the GPU once,
   for many MSMs) or a bare (2L, m) uint32 array of affine points in the curve layout
@@ -10,21 +11,26 @@
   Scalars >= r are reduced mod r (k and k mod r give the same point on the subgroup).
 - Device bases run on the GPU; host scalars are then copied into the workspace first.
   numpy bases run on the CPU backend (cpu.py); device scalars are then copied to the host.
-- Result: one XYZZ point (X, Y, ZZ, ZZZ), a (4L, 1) column in the curve layout (device
-  array on the GPU, numpy on the CPU), written into ``out`` if given (no allocation at all
-  in steady state), nothing synchronized. ``to_point`` reads it as the reference's affine
-  tuple (None for the identity, which is any column with ZZ = 0). XYZZ, not affine: the
-  one inversion of an on-device conversion would add ~20 s of kernel compilation per
-  curve; the host converts one point in well under a millisecond, and further point
-  arithmetic on the GPU (C = L + H + ...) wants XYZZ anyway. n = 0 gives the identity.
+- Result: a ``WindowSums`` (curve, c, sums): the MSM is sum_w 2^(c w) sums[:, w], where
+  ``sums`` is (4L, windows) uint32, one XYZZ point (X, Y, ZZ, ZZZ) per window in the curve
+  layout (device array on the GPU, numpy on the CPU), windows = ceil(256 / c) for the
+  plan's c. ``sums`` is ``out`` if given (shape ``result_shape(n, curve, window)``: no
+  allocation at all in steady state); nothing is synchronized. ``to_point`` downloads it
+  if needed and combines the windows on the host by Horner's rule (c doublings and one
+  addition per window, py-arkworks-bls12381: ~0.4 ms G1, ~0.9 ms G2, where on the device
+  each reduce thread paid up to ~250 serial doublings, most of the reduce's time), giving
+  the reference's affine tuple (None for the identity). This is sppark's split: its host
+  sums the windows too. XYZZ, not affine, on the device: the one inversion of an on-device
+  conversion would add ~20 s of kernel compilation per curve. n = 0 gives the identity
+  (all-zero sums).
 
 GPU pipeline (kernels.py, on ``stream``): classify -> scan -> scatter (counting sort of
 the signed digits by bucket) -> accumulate (chunks of one bucket, mixed adds; and the 0/1
 sums) -> combine (each bucket's chunk sums, 16 at a time, log16(n / chunk) launches) ->
-reduce (running sums per segment of buckets, each scaled by its window's 2^(cw)) ->
-reduce levels (sums of 16 points until one is left, copied to ``out``): 6 + log16(n /
-chunk) + log16(n/64 + windows * segments) launches, 12-16 at 2^16-2^24. The window plan is plan.py's (override
-with ``window``/``chunk``).
+reduce (running sums per segment of buckets, unweighted) -> reduce levels (sums of 16
+points within each window until one per window is left, copied to ``out``; the 0/1 sums
+count as window 0's): 6 + log16(n / chunk) + log16(n/64 + segments) launches, 12-16 at
+2^16-2^24. The window plan is plan.py's (override with ``window``/``chunk``/``segment``).
 
 0/1 fast path: always on (threshold 0). classify writes a byte per scalar (0, 1, other);
 only "other" scalars get digits; the bases of scalars 1 are summed by accumulate's extra
@@ -54,14 +60,32 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda
 
-from numba_cuzk.curve import layout
 from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.reference import g1, g2
-from numba_cuzk.field.params import FR
+from numba_cuzk.field import codec
+from numba_cuzk.field.params import FQ, FR
 from numba_cuzk.field.target import is_device_array
+from numba_cuzk.groth16.pairing import from_ark, scalar, to_ark
 from numba_cuzk.msm import kernels as K
 from numba_cuzk.msm.cpu import cpu_msm
 from numba_cuzk.msm.plan import Plan, make_plan
+
+
+@dataclass(frozen=True)
+class WindowSums:
+    """An MSM result: sum_w 2^(c w) sums[:, w], ``sums`` (4L, windows) uint32 XYZZ columns of
+    ``curve`` (device or numpy), windows = ceil(256 / c). ``to_point`` reads it."""
+
+    curve: CurveParams
+    c: int
+    sums: object
+
+    def copy_to_host(self, stream=0) -> WindowSums:
+        """The same result with numpy sums (asynchronous on ``stream`` into pageable memory,
+        as numba's copy_to_host; a host result is returned as is)."""
+        if not is_device_array(self.sums):
+            return self
+        return WindowSums(self.curve, self.c, self.sums.copy_to_host(stream=stream))
 
 
 @dataclass(frozen=True)
@@ -99,19 +123,23 @@ class Workspace:
     """Device buffers of one (curve, plan); see the module docstring for sizes.
 
     ``points`` (4L, slots) XYZZ columns: [0, ones0) chunk sums (max_chunks per window),
-    [ones0, seg0) the 0/1 sums, [seg0, tmp0) segment results, [tmp0, level0) three slots
-    per reduce thread, then two ping-pong regions for the level sums.
+    [ones0, seg0) the 0/1 sums, [seg0, tmp0) segment results (``segments`` per window),
+    [tmp0, level0) three slots per reduce thread, then two ping-pong regions for the level
+    sums. The 0/1 sums lie just before window 0's segment results: together they are
+    window 0's points of the first level (``first``; the other windows have ``segments``).
     """
 
     def __init__(self, curve: CurveParams, plan: Plan) -> None:
         L = curve.limbs
         w, b, n = plan.windows, plan.buckets, plan.n
-        self.segments = max(1, b // K.SEGMENT_BUCKETS)  # reduce threads per window
+        segment = plan.segment or K.SEGMENT_BUCKETS
+        self.segments = max(1, b // segment)  # reduce threads per window
         self.ones0 = w * plan.max_chunks
         self.seg0 = self.ones0 + -(-n // K.ONES_PER)
         self.tmp0 = self.seg0 + w * self.segments
         self.level0 = self.tmp0 + 3 * w * self.segments
-        self.level_size = -(-(self.tmp0 - self.ones0) // K.SUM_PER)
+        self.first = self.seg0 - self.ones0 + self.segments
+        self.level_size = _level_items(self.first, self.segments, w)  # the first level's, the largest
         self.scalars = cuda.device_array((FR.limbs, n), dtype=np.uint32)
         self.kinds = cuda.device_array(n, dtype=np.uint8)
         self.counts = cuda.to_device(np.zeros((w, b), dtype=np.int32))  # scan re-zeroes it
@@ -137,9 +165,15 @@ def clear_cache() -> None:
     _workspaces.clear()
 
 
+def result_shape(n: int, curve: CurveParams, window: int | None = None) -> tuple[int, int]:
+    """Shape of the ``out`` array of an MSM of n scalars: (4L, windows) of the plan."""
+    return 4 * curve.limbs, make_plan(n, window).windows
+
+
 def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = False,
-        window: int | None = None, chunk: int | None = None, out=None, stream=None):
-    """sum_i scalars[i] * bases[i] as a (4L, 1) XYZZ point; see the module docstring."""
+        window: int | None = None, chunk: int | None = None, segment: int | None = None, out=None,
+        stream=None) -> WindowSums:
+    """sum_i scalars[i] * bases[i] as its window sums; see the module docstring."""
     if not isinstance(bases, Bases):
         if curve is None:
             raise ValueError("msm: pass a Bases or the curve of a bare point array")
@@ -147,32 +181,30 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
     curve = bases.curve
     _check_points(bases.points, curve)
     n = _check_scalars(scalars, bases.count)
-    L = curve.limbs
-    if out is not None and (out.dtype != np.uint32 or tuple(out.shape) != (4 * L, 1)
+    plan = make_plan(n, window, chunk, segment)
+    shape = result_shape(n, curve, window)
+    if out is not None and (out.dtype != np.uint32 or tuple(out.shape) != shape
                             or is_device_array(out) != bases.on_device):
-        raise ValueError(f"out must be a uint32 ({4 * L}, 1) array on the bases' side, got {out.dtype} {out.shape}")
+        raise ValueError(f"out must be a uint32 {shape} array on the bases' side, got {out.dtype} {out.shape}")
     if not bases.on_device:
         host_scalars = scalars.copy_to_host() if is_device_array(scalars) else np.ascontiguousarray(scalars)
-        result = np.zeros((4 * L, 1), dtype=np.uint32) if out is None else out
+        sums = np.zeros(shape, dtype=np.uint32) if out is None else out
         if n:
-            plan = make_plan(n, window, chunk)
-            cpu_msm(curve)(bases.points, host_scalars, montgomery, plan.c, plan.windows, result)
+            cpu_msm(curve)(bases.points, host_scalars, montgomery, plan.c, sums)
         else:
-            result[:] = 0
-        return result
+            sums[:] = 0
+        return WindowSums(curve, plan.c, sums)
     stream = stream or cuda.default_stream()
-    if out is None:
-        out = cuda.device_array((4 * L, 1), dtype=np.uint32, stream=stream)
+    sums = cuda.device_array(shape, dtype=np.uint32, stream=stream) if out is None else out
     if n == 0:
-        out.copy_to_device(np.zeros((4 * L, 1), dtype=np.uint32), stream=stream)
-        return out
-    plan = make_plan(n, window, chunk)
+        sums.copy_to_device(np.zeros(shape, dtype=np.uint32), stream=stream)
+        return WindowSums(curve, plan.c, sums)
     ws = workspace(curve, plan)
     if not is_device_array(scalars):
         ws.scalars.copy_to_device(np.ascontiguousarray(scalars), stream=stream)
         scalars = ws.scalars
-    _launch(curve, plan, ws, bases.points, scalars, bool(montgomery), out, stream)
-    return out
+    _launch(curve, plan, ws, bases.points, scalars, bool(montgomery), sums, stream)
+    return WindowSums(curve, plan.c, sums)
 
 
 def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream) -> None:
@@ -190,21 +222,26 @@ def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream) -> None:
     stride = 1
     while stride < -(-n // plan.chunk):  # a bucket has at most ceil(n / chunk) chunks
         reduce[_grid(ws.ones0), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c,
-                                                   plan.max_chunks, -1, 0, 0, stride, 0, K.SUM_PER, 0, out)
+                                                   plan.max_chunks, -1, 0, 0, stride, 0, 0, K.SUM_PER, 0, out)
         stride *= K.SUM_PER
     items = windows * ws.segments
     reduce[_grid(items), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c, plan.max_chunks,
-                                            ws.segments, ws.seg0, ws.tmp0, 0, 0, 1, 0, out)
-    src, count = ws.ones0, ws.tmp0 - ws.ones0  # the 0/1 sums and the segment results
+                                            ws.segments, ws.seg0, ws.tmp0, 0, 0, 0, 1, 0, out)
+    src, first, count = ws.ones0, ws.first, ws.segments  # window 0: the 0/1 sums and its segments
     level = 0
-    while True:  # levels of SUM_PER-point sums; the last also writes ``out``
+    while True:  # levels of SUM_PER-point sums per window; the last also writes ``out``
         dst = ws.level0 + (level % 2) * ws.level_size
-        reduce[_grid(-(-count // K.SUM_PER)), K.THREADS, stream](
-            ws.points, ws.chunk_offsets, ws.chunk_buckets, c, plan.max_chunks, 0, ws.seg0, ws.tmp0, src, count,
-            K.SUM_PER, dst, out)
-        if count <= K.SUM_PER:
+        reduce[_grid(_level_items(first, count, windows)), K.THREADS, stream](
+            ws.points, ws.chunk_offsets, ws.chunk_buckets, c, plan.max_chunks, 0, ws.seg0, ws.tmp0, src, first,
+            count, K.SUM_PER, dst, out)
+        if first <= K.SUM_PER and count <= K.SUM_PER:
             break
-        src, count, level = dst, -(-count // K.SUM_PER), level + 1
+        src, first, count, level = dst, -(-first // K.SUM_PER), -(-count // K.SUM_PER), level + 1
+
+
+def _level_items(first: int, count: int, windows: int) -> int:
+    """Threads of a level: window 0's ceil(first / SUM_PER), the others' ceil(count / SUM_PER)."""
+    return -(-first // K.SUM_PER) + (windows - 1) * -(-count // K.SUM_PER)
 
 
 def _grid(items: int) -> int:
@@ -222,10 +259,53 @@ def msm_g2(bases, scalars, **options):
     return msm(bases, scalars, curve=G2, **options) if not isinstance(bases, Bases) else msm(bases, scalars, **options)
 
 
-def to_point(result, curve: CurveParams):
-    """A (4L, 1) XYZZ result (host or device) -> reference affine tuple, None for the identity."""
-    xyzz = layout.limbs_to_points(result, curve, "xyzz")[0]
-    return (g1 if curve.degree == 1 else g2).from_xyzz(xyzz)
+def to_point(result: WindowSums):
+    """A ``WindowSums`` (host, or device: then downloaded) -> the MSM as the reference's
+    affine tuple, None for the identity: Horner's rule over the windows, top first, in
+    arkworks (c doublings and one addition per window) on the affine window sums."""
+    degree = result.curve.degree
+    step = scalar(1 << result.c)
+    acc = None
+    for window in reversed(_affine_sums(result.copy_to_host().sums, result.curve)):
+        window = to_ark(window, degree)
+        acc = window if acc is None else acc * step + window
+    return from_ark(acc, degree)
+
+
+def _affine_sums(sums: np.ndarray, curve: CurveParams) -> list:
+    """(4L, windows) XYZZ columns -> reference affine tuples (None: ZZ = 0), in Python ints
+    with one field inversion for all (Montgomery's trick): ~0.2 ms (G1) to 0.4 ms (G2) for
+    16 windows, steadily. The coordinates stay in Montgomery form, as x = X / ZZ and
+    y = Y / ZZZ cancel its factor R; codec's conversion (layout.limbs_to_points) is a
+    parallel njit whose thread pool took 1-30 ms per call on a busy host."""
+    ref = g1 if curve.degree == 1 else g2
+    F, L, H = ref.F, curve.limbs, FQ.limbs
+    coords = []
+    for k in range(4):
+        parts = [[v % F.p for v in codec.from_limbs(np.ascontiguousarray(sums[k * L + j * H:k * L + (j + 1) * H]), FQ)]
+                 for j in range(curve.degree)]
+        coords.append(parts[0] if curve.degree == 1 else list(zip(*parts)))
+    X, Y, ZZ, ZZZ = coords
+    live = [w for w in range(sums.shape[1]) if ZZ[w] != ref.zero]
+    inverses = _batch_inverse(F, ref.one, [d for w in live for d in (ZZ[w], ZZZ[w])])
+    points = [None] * sums.shape[1]
+    for i, w in enumerate(live):
+        points[w] = (F.mul(X[w], inverses[2 * i]), F.mul(Y[w], inverses[2 * i + 1]))
+    return points
+
+
+def _batch_inverse(F, one, values: list) -> list:
+    """1 / v for each nonzero v: one inversion and 3 products per value."""
+    prefix, acc = [], one
+    for v in values:
+        prefix.append(acc)
+        acc = F.mul(acc, v)
+    inv = F.inverse(acc) if values else one
+    out = [one] * len(values)
+    for i in range(len(values) - 1, -1, -1):
+        out[i] = F.mul(inv, prefix[i])
+        inv = F.mul(inv, values[i])
+    return out
 
 
 def _device_id():

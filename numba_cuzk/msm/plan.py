@@ -10,14 +10,20 @@ Cost model (in mixed additions, the unit of the bucket phase):
 n adds to fill the buckets, and the running-sum reduction's 2 full XYZZ additions per
 bucket (12M+2S each, against 8M+2S for a mixed add: weight 2 * 1.4). It is minimized over
 c in [MIN_BITS, MAX_BITS]; at 2^20 that picks c = 16 (16 windows, 32768 buckets), at 2^24
-c = 20 (13 windows). The Horner combination (256 doublings in one thread) does not depend
-on c.
+c = 20 (13 windows). The windows' combination (Horner: ~256 doublings, on the host: see
+pippenger.to_point) hardly depends on c.
 
 Chunks: the accumulation gives each thread at most ``chunk`` points of one bucket (a
 power of two near the mean bucket size n / 2^(c-1)), so random scalars keep the threads
 of a warp evenly loaded and a giant bucket (all scalars equal) is still split across
 threads; its chunk sums are then added by one thread of the reduction (n / chunk full
 additions: see pippenger.py's docstring).
+
+Segment: buckets per reduce thread (None: kernels.SEGMENT_BUCKETS). Each thread adds ~2 x
+segment bucket sums in a row, then ~1.5 c operations for its offset multiple, so a smaller
+segment shortens the reduction's critical path and raises its thread count (and the
+offset work, which is per thread): a tuning knob for bench/msm.py's --sweep, not a
+cost-model choice.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ class Plan:
     n: int
     c: int
     chunk: int
+    segment: int | None = None
 
     @property
     def windows(self) -> int:
@@ -64,8 +71,9 @@ def best_window(n: int) -> int:
     return min(range(MIN_BITS, MAX_BITS + 1), key=lambda c: (cost(max(n, 1), c), c))
 
 
-def make_plan(n: int, window: int | None = None, chunk: int | None = None) -> Plan:
-    """The plan for n scalars; ``window`` and ``chunk`` override the choices (tuning)."""
+def make_plan(n: int, window: int | None = None, chunk: int | None = None, segment: int | None = None) -> Plan:
+    """The plan for n scalars; ``window``, ``chunk`` and ``segment`` override the choices
+    (tuning)."""
     c = best_window(n) if window is None else window
     if not MIN_BITS <= c <= MAX_BITS:
         raise ValueError(f"window bits must be in [{MIN_BITS}, {MAX_BITS}], got {c}")
@@ -74,4 +82,6 @@ def make_plan(n: int, window: int | None = None, chunk: int | None = None) -> Pl
         chunk = min(MAX_CHUNK, max(MIN_CHUNK, 1 << (mean - 1).bit_length()))
     if chunk < 1:
         raise ValueError(f"chunk must be >= 1, got {chunk}")
-    return Plan(n=n, c=c, chunk=chunk)
+    if segment is not None and (segment < 1 or segment & (segment - 1)):
+        raise ValueError(f"segment must be a power of two, got {segment}")
+    return Plan(n=n, c=c, chunk=chunk, segment=segment)

@@ -43,7 +43,7 @@ download    results of a partition on this device are being copied to the host
 upload      a partition is in flight here while a ``staging`` upload to this device runs:
             its kernels wait for the upload (staging while nothing is in flight, e.g.
             during an epilogue outside the lock, is off the device's critical path)
-alloc       an allocation for this device runs
+alloc       an allocation for this device runs (a key made resident: buffers, kernels compiled)
 sync        the host is in a synchronize on this device
 epilogue    an epilogue runs inside this device's lock
 lock_wait   a GPU worker of this device waits for its lock while nobody holds it

@@ -2,7 +2,7 @@
 py-arkworks-bls12381, on random inputs and every edge case: zero scalars, scalars >= r,
 Montgomery scalars, the identity among bases, repeated bases, all-equal scalars (one giant
 bucket), mostly-0/1 scalars (the fast path), a single point, n not a power of two, n = 0,
-fewer scalars than bases, and window/chunk overrides.
+fewer scalars than bases, window/chunk/segment overrides, and a preallocated ``out``.
 
 ``backend``: "cpu" (numpy arrays: the CPU backend) and "gpu" (device arrays, marked gpu:
 the simulator in CI with tens of points, the H200 with -m gpu up to 2^16 + 3).
@@ -16,7 +16,7 @@ from numba import cuda
 
 from numba_cuzk.curve import layout
 from numba_cuzk.curve.params import G1, G2
-from numba_cuzk.msm import host_bases, msm, msm_g1, msm_g2, reference as ref, to_point, upload_bases
+from numba_cuzk.msm import host_bases, msm, msm_g1, msm_g2, reference as ref, result_shape, to_point, upload_bases
 from numba_cuzk.msm.plan import make_plan
 from tests.conftest import SIMULATOR
 from tests.msm import inputs
@@ -51,11 +51,11 @@ def bases_for(backend, pts, curve):
     return upload_bases(arr, curve) if backend == "gpu" else host_bases(arr, curve)
 
 
-def run(backend, bases, values, curve, **options):
+def run(backend, bases, values, **options):
     """MSM of int scalars (already in the form ``options`` says) -> reference point."""
     limbs = inputs.scalar_limbs(values)
     scalars = cuda.to_device(limbs) if backend == "gpu" else limbs
-    return to_point(msm(bases, scalars, **options), curve)
+    return to_point(msm(bases, scalars, **options))
 
 
 def expect(curve, pts, values):
@@ -70,7 +70,7 @@ def test_random_with_edge_scalars(backend, curve, points):
     values[7] = 2**256 - 1
     values[4] = values[5]  # repeated base with an equal scalar: a doubling in a bucket
     bases = bases_for(backend, points, curve)
-    assert run(backend, bases, values, curve) == expect(curve, points, values)
+    assert run(backend, bases, values) == expect(curve, points, values)
 
 
 def test_montgomery_form(backend, curve, points):
@@ -78,7 +78,7 @@ def test_montgomery_form(backend, curve, points):
     values = [rng.randrange(inputs.R) for _ in range(N)]
     values[0], values[1] = 0, 1
     bases = bases_for(backend, points, curve)
-    got = run(backend, bases, inputs.to_montgomery(values), curve, montgomery=True)
+    got = run(backend, bases, inputs.to_montgomery(values), montgomery=True)
     assert got == expect(curve, points, values)
 
 
@@ -86,7 +86,7 @@ def test_all_equal_scalars(backend, curve, points):
     k = random.Random(3).randrange(inputs.R)
     values = [k] * N
     bases = bases_for(backend, points, curve)
-    assert run(backend, bases, values, curve, chunk=2) == expect(curve, points, values)
+    assert run(backend, bases, values, chunk=2) == expect(curve, points, values)
 
 
 def test_mostly_zero_and_one(backend, curve, points):
@@ -94,30 +94,30 @@ def test_mostly_zero_and_one(backend, curve, points):
     values = [rng.choice([0, 1, 1, 0, 1]) for _ in range(N)]
     values[9] = rng.randrange(inputs.R)
     bases = bases_for(backend, points, curve)
-    assert run(backend, bases, values, curve) == expect(curve, points, values)
+    assert run(backend, bases, values) == expect(curve, points, values)
 
 
 def test_single_point_and_prefix(backend, curve, points):
     """n = 1, and fewer scalars than bases (the first n bases are used)."""
     bases = bases_for(backend, points, curve)
     k = random.Random(5).randrange(inputs.R)
-    assert run(backend, bases, [k], curve) == expect(curve, points[:1], [k])
+    assert run(backend, bases, [k]) == expect(curve, points[:1], [k])
     values = [7, 0, 2**200 + 3, 1, 5]
-    assert run(backend, bases, values, curve) == expect(curve, points[:5], values)
+    assert run(backend, bases, values) == expect(curve, points[:5], values)
 
 
 def test_empty_is_identity(backend, curve, points):
     bases = bases_for(backend, points, curve)
-    assert run(backend, bases, [], curve) is None
+    assert run(backend, bases, []) is None
 
 
 def test_all_zero_and_cancelling(backend, curve, points):
     """Zero scalars give the identity; k P + (r - k) P cancels (P + (-P) in a bucket)."""
     bases = bases_for(backend, points, curve)
-    assert run(backend, bases, [0] * N, curve) is None
+    assert run(backend, bases, [0] * N) is None
     k = random.Random(6).randrange(inputs.R)
     pair = [points[0], points[0]]
-    assert run(backend, bases_for(backend, pair, curve), [k, inputs.R - k], curve) is None
+    assert run(backend, bases_for(backend, pair, curve), [k, inputs.R - k]) is None
 
 
 @pytest.mark.parametrize("window", [2, 5])
@@ -128,14 +128,48 @@ def test_window_overrides(backend, window):
     values = [rng.randrange(inputs.R) for _ in range(N)]
     values[3] = values[8]
     bases = bases_for(backend, pts, G1)
-    assert run(backend, bases, values, G1, window=window, chunk=1) == expect(G1, pts, values)
+    assert run(backend, bases, values, window=window, chunk=1) == expect(G1, pts, values)
+
+
+@pytest.mark.gpu
+def test_segment_override():
+    """Two reduce threads per window (segment = 16 of window 6's 32 buckets): the GPU's
+    default path, which the simulator's one segment per window skips; plus validation."""
+    pts = inputs.multiples(G1, N, random.Random(14))
+    rng = random.Random(8)
+    values = [rng.randrange(inputs.R) for _ in range(N)]
+    bases = bases_for("gpu", pts, G1)
+    assert run("gpu", bases, values, window=6, segment=16) == expect(G1, pts, values)
+    with pytest.raises(ValueError):
+        make_plan(16, segment=3)
+
+
+def test_preallocated_out(backend, curve, points):
+    """``out`` of ``result_shape`` is the result's sums (reused across calls); a wrong shape
+    or side is refused."""
+    rng = random.Random(9)
+    values = [rng.randrange(inputs.R) for _ in range(N)]
+    bases = bases_for(backend, points, curve)
+    limbs = inputs.scalar_limbs(values)
+    scalars = cuda.to_device(limbs) if backend == "gpu" else limbs
+    shape = result_shape(N, curve, window=5)
+    out = cuda.device_array(shape, dtype=np.uint32) if backend == "gpu" else np.empty(shape, dtype=np.uint32)
+    for _ in range(2):
+        result = msm(bases, scalars, window=5, out=out)
+        assert result.sums is out and result.c == 5 and result.curve is curve
+        assert to_point(result.copy_to_host()) == expect(curve, points, values)
+    with pytest.raises(ValueError):
+        msm(bases, scalars, out=out)  # the default plan has other windows than c = 5
+    with pytest.raises(ValueError):
+        msm(bases, scalars, window=5, out=np.empty(shape, dtype=np.uint32) if backend == "gpu" else
+            cuda.to_device(np.empty(shape, dtype=np.uint32)))
 
 
 def test_bare_arrays_and_validation():
     pts = inputs.multiples(G1, 4, random.Random(13))
     arr = layout.points_to_limbs(pts, G1)
     values = [3, 1, 4, 1]
-    assert to_point(msm_g1(arr, inputs.scalar_limbs(values)), G1) == expect(G1, pts, values)
+    assert to_point(msm_g1(arr, inputs.scalar_limbs(values))) == expect(G1, pts, values)
     with pytest.raises(ValueError):
         msm_g2(arr, inputs.scalar_limbs(values))  # G1 limbs read as G2 bases
     with pytest.raises(ValueError):
@@ -158,7 +192,7 @@ def ark_case(curve, log_n: int, seed: int):
 def test_cpu_against_arkworks():
     """The CPU backend at 2^12 + 3 against py-arkworks-bls12381 (G1)."""
     pts, arr, scalars = ark_case(G1, ARK_LOG, 21)
-    got = to_point(msm_g1(host_bases(arr, G1), scalars), G1)
+    got = to_point(msm_g1(host_bases(arr, G1), scalars))
     assert got == inputs.ark_to_reference(inputs.ark_msm(pts, scalars, G1), G1)
 
 
@@ -169,28 +203,31 @@ def test_gpu_against_arkworks(curve, log_n):
     pts, arr, scalars = ark_case(curve, log_n, 22 + log_n)
     bases = upload_bases(arr, curve)
     want = inputs.ark_to_reference(inputs.ark_msm(pts, scalars, curve), curve)
-    assert to_point(msm(bases, scalars), curve) == want  # scalars uploaded from the host
-    assert to_point(msm(bases, cuda.to_device(scalars)), curve) == want
+    assert to_point(msm(bases, scalars)) == want  # scalars uploaded from the host
+    assert to_point(msm(bases, cuda.to_device(scalars))) == want
     mont = inputs.scalar_limbs(inputs.to_montgomery(inputs.limbs_to_ints(scalars)))
-    assert to_point(msm(bases, cuda.to_device(mont), montgomery=True), curve) == want
+    assert to_point(msm(bases, cuda.to_device(mont), montgomery=True)) == want
     bits = inputs.bits_scalar_limbs(scalars.shape[1], np.random.default_rng(log_n))
     want_bits = inputs.ark_to_reference(inputs.ark_msm(pts, bits, curve), curve)
-    assert to_point(msm(bases, cuda.to_device(bits)), curve) == want_bits
+    assert to_point(msm(bases, cuda.to_device(bits))) == want_bits
 
 
 @pytest.mark.gpu
 def test_reduce_segments(monkeypatch):
     """Several bucket segments per window (the GPU runs B / 64; the simulator 1 by default):
-    each segment adds lo * (its bucket sum) and its window's 2^(cw)."""
+    each segment adds lo * (its bucket sum); and with sums of 2 points per level, several
+    levels of per-window sums (window 0: the 0/1 sum and 4 segments; the others 4)."""
     from numba_cuzk.msm import clear_cache, kernels
 
     monkeypatch.setattr(kernels, "SEGMENT_BUCKETS", 4)  # window 5: 16 buckets, 4 segments
-    clear_cache()  # workspaces are sized by SEGMENT_BUCKETS
+    monkeypatch.setattr(kernels, "SUM_PER", 2)  # levels (5, 4) -> (3, 2) -> (2, 1) points
+    clear_cache()  # workspaces are sized by SEGMENT_BUCKETS and SUM_PER
     try:
         pts = inputs.multiples(G1, N, random.Random(14))
         rng = random.Random(8)
         values = [rng.randrange(inputs.R) for _ in range(N)]
+        values[2] = 1  # a 0/1 sum in window 0's first level
         bases = bases_for("gpu", pts, G1)
-        assert run("gpu", bases, values, G1, window=5) == expect(G1, pts, values)
+        assert run("gpu", bases, values, window=5) == expect(G1, pts, values)
     finally:
         clear_cache()
