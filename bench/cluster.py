@@ -21,7 +21,7 @@ per job, 50 jobs on one GPU (500 partitions at ~40 ms each: ~20 s) and 100 on tw
 synthesis processes per worker (a 2^18 partition takes ~80 ms to build on one core, so 2
 would keep a GPU fed). Compilation (~1.5 min per worker, in parallel, with the setup's
 ~1 min beside it) dominates the ~4 min run. A CPU smoke run, without a GPU:
-    python3 -m bench.cluster --log 8 --jobs 2 --partitions 3 --workers 1 --synthesis thread --gpus 2
+    python3 -m bench.cluster --circuit mimc --log 8 --jobs 2 --partitions 3 --workers 1 --synthesis thread --gpus 2
 Usage:
     python3 -m bench.cluster [--out FILE] [--circuit bit_heavy] [--log 18] [--jobs 50] [--partitions 10]
         [--task-partitions N] [--workers 8] [--synthesis process] [--gpu-workers 2] [--gpus 2] [--timeline FILE]
@@ -38,7 +38,7 @@ from pathlib import Path
 from distributed import Client
 
 from bench import common
-from numba_cuzk.cluster import ClusterProver, local_cluster, zkey_bytes
+from numba_cuzk.cluster import ClusterProver, KeyRef, local_cluster, zkey_bytes
 from numba_cuzk.cluster.local import visible_gpus
 from numba_cuzk.engine import EngineConfig
 from numba_cuzk.engine.synthesis import circuit_witness
@@ -50,12 +50,12 @@ COMPILE_KEY = Path(__file__).resolve().parents[1] / "tests" / "engine" / "data" 
 COMPILE_CIRCUIT = ("mimc", 6)
 
 
-def timed_run(prover: ClusterProver, key: bytes, jobs: list[list], workers: list[str], task_partitions: int,
+def timed_run(prover: ClusterProver, key: KeyRef, jobs: list[list], workers: list[str], task_partitions: int,
               timeline: Path) -> tuple[float, float | None]:
     """(s per job, mean device busy % over the steady window) of ``jobs`` on ``workers``."""
     names = [f"gpus{len(workers)}-{j}" for j in range(len(jobs))]
     start = time.perf_counter()
-    for future in prover.submit_many(key, jobs, names=names, trusted=True, workers=workers,
+    for future in prover.submit_many(key, jobs, names=names, workers=workers,
                                      task_partitions=task_partitions):
         future.result()
     s_per_job = (time.perf_counter() - start) / len(jobs)
@@ -93,13 +93,13 @@ def main(argv=None) -> None:
         compiling = {address: prover.submit(COMPILE_KEY.read_bytes(), compile_parts, trusted=True,
                                             workers=[address]) for address in addresses}
         setup_start = time.perf_counter()
-        key = zkey_bytes(circuit_key(args.circuit, args.log, gpu=gpu))
+        key = prover.add_key(zkey_bytes(circuit_key(args.circuit, args.log, gpu=gpu)), trusted=True)
         setup_s = time.perf_counter() - setup_start
         compile_s = {a: f.result().elapsed_ms / 1e3 for a, f in compiling.items()}
         print(f"setup 2^{args.log}: {setup_s:.1f} s; kernels compiled on the workers in "
               f"{', '.join(f'{s:.1f}' for s in compile_s.values())} s", flush=True)
         (warm,) = circuit_partitions(args.circuit, args.log, 1, args.workers + 2)
-        warm_s = prover.warm_up(key, warm, trusted=True)
+        warm_s = prover.warm_up(key, warm)
         print(f"warm-up at 2^{args.log}: {', '.join(f'{s:.1f}' for s in warm_s.values())} s", flush=True)
         devices = prover.devices()
         device = devices[0]["name"] if gpu else common.cpu_name()

@@ -22,7 +22,7 @@ two provers' runs alternating so that other load on the machine hits both alike:
     prove_zkey_logK       the same on the GPU (--gpu), e.g. on the H200 with --dir holding
                           the zkey and wtns of a run here (it then needs neither Node nor circom)
 Each size's last numba-cuzk proof is checked by `snarkjs groth16 verify` when snarkjs is there.
-    python3 -m bench.snarkjs [--sizes 14,16] [--runs 5] [--dir build/bench-snarkjs] [--gpu] [--out FILE]
+    python3 -m bench.snarkjs [--sizes 14,16] [--runs 5] [--dir build/bench-snarkjs] [--gpu] [--no-cold] [--out FILE]
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ class WarmSnarkjs:
         self.proc.wait(timeout=60)
 
 
-def bench_size(tools: NodeTools | str, files: Files, log_n: int, gpu: bool, runs: int) -> list[dict]:
+def bench_size(tools: NodeTools | str, files: Files, log_n: int, gpu: bool, runs: int, cold: bool) -> list[dict]:
     """snarkjs_prove_logK (when snarkjs is there) and prove_zkey_logK(_cpu): both warm, their
     proofs alternating, so that other load on the machine hits both alike."""
     proof, public = files.folder / "proof.json", files.folder / "public.json"
@@ -149,7 +149,7 @@ def bench_size(tools: NodeTools | str, files: Files, log_n: int, gpu: bool, runs
         peer = {"name": f"snarkjs {params['snarkjs']} groth16 prove, warm Node process (same zkey, witness, cores)",
                 "value": records[0]["value"], "unit": "ms"}
     params = {"constraints": constraints, **_stats(ours_ms), "steps_ms": _medians([r.steps_ms for r in results]),
-              "prove_phases_ms": _medians([r.prove_ms for r in results]), "cli_cold_ms": _cold_cli_ms(files, gpu),
+              "prove_phases_ms": _medians([r.prove_ms for r in results]), "cli_cold_ms": _cold_cli_ms(files, gpu) if cold else None,
               "zkey": "numba-cuzk setup (write_zkey) of the circom r1cs", "load_avg": os.getloadavg()[0]}
     records.append(common.record(f"prove_zkey_log{log_n}" + ("" if gpu else "_cpu"), statistics.median(ours_ms), "ms",
                                  common.gpu_name() if gpu else common.cpu_name(), params, peer))
@@ -202,12 +202,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--dir", default=str(REPO / "build" / "bench-snarkjs"))
     parser.add_argument("--gpu", action="store_true", help="numba-cuzk on the GPU (prove_zkey_logK)")
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold `numba-cuzk prove` process (params."
+                        "cli_cold_ms: its compilation takes minutes on a GPU host)")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     tools = NodeTools.find()
     for log_n in [int(x) for x in args.sizes.split(",") if x]:
         files = prepare(log_n, Path(args.dir) / f"log{log_n}", tools, args.gpu)
-        print(f"wrote {common.write(bench_size(tools, files, log_n, args.gpu, args.runs), 'snarkjs', args.out)}",
+        print(f"wrote {common.write(bench_size(tools, files, log_n, args.gpu, args.runs, not args.no_cold), 'snarkjs', args.out)}",
               flush=True)
 
 if __name__ == "__main__":

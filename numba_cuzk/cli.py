@@ -577,8 +577,9 @@ def _run_cluster(scheduler: str, config, key, work, out, quiet: bool, timeline_p
     data = Path(source).read_bytes() if isinstance(source, str) else zkey_bytes(source)
     try:
         client = Client(scheduler, timeout="20s")
-    except (OSError, TimeoutError) as exc:
-        raise typer.BadParameter(f"cannot reach the scheduler at {scheduler}: {exc}", param_hint="'--scheduler'")
+    except (OSError, ValueError) as exc:  # unreachable (TimeoutError is an OSError), or not an address
+        raise typer.BadParameter(f"cannot reach the scheduler at {scheduler}: {exc}",
+                                 param_hint="'--scheduler'") from exc
     names = [f"job-{j}" for j in range(len(work))]
     with client, ClusterProver(client, config) as prover, Progress(console=Console(stderr=True),
                                                                     disable=quiet) as progress:

@@ -38,6 +38,7 @@ import numpy as np
 from distributed import Client
 
 from numba_cuzk.cluster import clock, keys, merge
+from numba_cuzk.cluster.keys import KeyRef
 from numba_cuzk.cluster.proofs import check_job_name
 from numba_cuzk.cluster.worker import (PLUGIN_NAME, Chunk, Entry, FailedPartition, ProvedPartition, ProvingPlugin,
                                        describe_worker, prove_chunk)
@@ -46,7 +47,7 @@ from numba_cuzk.engine.job import Synthesizer
 from numba_cuzk.groth16.keys import Proof
 
 TASKS_PER_WORKER = 2
-Zkey = str | os.PathLike | bytes  # a zkey file, or its bytes
+Zkey = str | os.PathLike | bytes | KeyRef  # a zkey file, its bytes, or a key the cluster has (add_key)
 Progress = Callable[[str, int], None]  # (job, partition index), once per proved partition
 
 
@@ -82,6 +83,14 @@ class ClusterProver:
 
     # --- jobs ----------------------------------------------------------------------------------
 
+    def add_key(self, zkey: Zkey, trusted: bool = False) -> KeyRef:
+        """Send a proving key to the workers, each once (keys.py; nothing if the cluster
+        has it); the KeyRef names it in later submissions without reading or hashing the
+        file again. ``trusted``: the workers skip its point checks."""
+        if isinstance(zkey, KeyRef):
+            return zkey
+        return keys.install(self.client, zkey if isinstance(zkey, bytes) else _read(zkey), trusted)
+
     def submit(self, zkey: Zkey, partitions: Sequence[Synthesizer | np.ndarray], name: str | None = None,
                **options) -> Future:
         """One job: a Future of its JobResult (or JobFailed); ``options`` as submit_many."""
@@ -94,19 +103,20 @@ class ClusterProver:
                     on_progress: Progress | None = None) -> list[Future]:
         """Jobs proved with one key: a Future of JobResult (or JobFailed) per job.
 
-        zkey: a zkey file or its bytes (keys.py: sent to each worker once; ``trusted``
-            skips the workers' point checks). jobs: each a list of partitions, synthesizers
-            (picklable: they run on the workers) or witnesses, as engine.Job's.
+        zkey: a zkey file or its bytes (add_key: sent to each worker once; ``trusted``
+            skips the workers' point checks), or a KeyRef. jobs: each a list of partitions,
+            synthesizers (picklable: they run on the workers) or witnesses, as engine.Job's.
         names: the jobs' names (letters, digits, _ . -; default "job-<random>").
         out_dir: each proof stored as OUT/<job>/partition-III.{proof,public}.json, exactly
             once (proofs.py); a workers' shared filesystem for a cluster of hosts.
         task_partitions: partitions per Dask task (default: see the module docstring).
         workers: prove on these worker addresses only.
-        on_progress: called once per proved partition (job, index), from a Dask thread.
+        on_progress: called once per proved partition (job, index), from a Dask thread;
+            it must be quick and must not raise.
         """
         names = list(names) if names is not None else [f"job-{uuid.uuid4().hex[:8]}" for _ in jobs]
         self._check_jobs(jobs, names)
-        digest = keys.install(self.client, zkey if isinstance(zkey, bytes) else _read(zkey), trusted)
+        key = self.add_key(zkey, trusted)
         submitted = time.monotonic_ns()
         states = [_JobState(name, len(parts), on_progress, submitted) for name, parts in zip(names, jobs)]
         with self._lock:
@@ -115,7 +125,7 @@ class ClusterProver:
         size = task_partitions or self._task_partitions(len(work), workers)
         token = uuid.uuid4().hex[:8]
         for number, start in enumerate(range(0, len(work), size)):
-            chunk = Chunk(digest, tuple(work[start:start + size]), None if out_dir is None else os.fspath(out_dir),
+            chunk = Chunk(key.digest, tuple(work[start:start + size]), None if out_dir is None else os.fspath(out_dir),
                           self.tries, self.topic)
             task = self.client.submit(prove_chunk, chunk, key=f"numba-cuzk-{token}-{number}", resources={"GPU": 1},
                                       workers=None if workers is None else list(workers), allow_other_workers=False,
@@ -125,13 +135,14 @@ class ClusterProver:
             task.add_done_callback(partial(self._chunk_done, chunk))
         return [state.future for state in states]
 
-    def warm_up(self, zkey: Zkey, partitions: Sequence[Synthesizer | np.ndarray], trusted: bool = False) -> dict[str, float]:
+    def warm_up(self, zkey: Zkey, partitions: Sequence[Synthesizer | np.ndarray],
+                trusted: bool = False) -> dict[str, float]:
         """Prove ``partitions`` on every GPU worker at once (compiling its kernels, starting
         its synthesis, making the key resident); seconds per worker address."""
-        addresses = self.client.run_on_scheduler(_gpu_workers)
-        futures = {address: self.submit(zkey, partitions, name=f"warm-up-{uuid.uuid4().hex[:8]}", trusted=trusted,
-                                        workers=[address], task_partitions=len(partitions))
-                   for address in addresses}
+        key = self.add_key(zkey, trusted)
+        futures = {address: self.submit(key, partitions, name=f"warm-up-{uuid.uuid4().hex[:8]}", workers=[address],
+                                        task_partitions=len(partitions))
+                   for address in self.client.run_on_scheduler(_gpu_workers)}
         return {address: future.result().elapsed_ms / 1e3 for address, future in futures.items()}
 
     def _check_jobs(self, jobs: Sequence[Sequence], names: list[str]) -> None:
@@ -196,10 +207,10 @@ class ClusterProver:
 
     def write_timeline(self, path: str | os.PathLike, jobs: Sequence[str] | None = None) -> int:
         """The workers' timelines merged onto this client's clock (merge.py), with the
-        events of ``jobs`` (None: all); returns the events written."""
+        events of ``jobs`` (None: all this prover submitted); returns the events written."""
         described = [w for w in self.client.run(describe_worker, timeline=True).values() if w and w["timeline"]]
         offsets = clock.measure(self.client, [w["address"] for w in described])
-        return merge.merge(path, described, offsets, self._device_id, jobs)
+        return merge.merge(path, described, offsets, self._device_id, self.topic, jobs)
 
 
 class _JobState:
@@ -231,10 +242,12 @@ class _JobState:
             else:
                 self._failed[outcome.index] = (outcome, cause)
             last = len(self._proved) + len(self._failed) == self.total
-        if isinstance(outcome, ProvedPartition):
-            self.progress(outcome.index)
-        if last:
-            self._finish()
+        try:
+            if isinstance(outcome, ProvedPartition):
+                self.progress(outcome.index)
+        finally:  # a raising on_progress must not leave the job unsettled
+            if last:
+                self._finish()
         return last
 
     def _finish(self) -> None:

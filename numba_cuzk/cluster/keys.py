@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from dataclasses import dataclass
 
 from distributed import Client
 from distributed.diagnostics.plugin import WorkerPlugin
@@ -30,6 +31,13 @@ KEY_PLUGIN_PREFIX = "numba-cuzk-key-"
 def key_digest(data: bytes) -> str:
     """The SHA-256 of a zkey file's bytes (hex): the key's name on the cluster."""
     return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class KeyRef:
+    """A proving key on the cluster, by the SHA-256 of its zkey file (``install``)."""
+
+    digest: str
 
 
 def plugin_name(digest: str) -> str:
@@ -51,12 +59,13 @@ class KeyPlugin(WorkerPlugin):
         self.data = b""  # the worker keeps the file, not a second copy in memory
 
 
-def install(client: Client, data: bytes, trusted: bool = False) -> str:
-    """Make the zkey ``data`` reach every worker (once each); returns its digest."""
+def install(client: Client, data: bytes, trusted: bool = False) -> KeyRef:
+    """Make the zkey ``data`` reach every worker, once each (``trusted`` as KeyPlugin's;
+    a key the cluster holds already keeps the trust it was sent with)."""
     digest = key_digest(data)
     if not client.run_on_scheduler(_has_worker_plugin, plugin_name(digest)):
         client.register_plugin(KeyPlugin(data, trusted))
-    return digest
+    return KeyRef(digest)
 
 
 def _has_worker_plugin(name: str, dask_scheduler=None) -> bool:

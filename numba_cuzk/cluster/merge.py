@@ -14,7 +14,8 @@ a single host's:
 - jobs: an engine job (one attempt at one partition) becomes its cluster job and
   partition index, so attempts on several workers are one partition's events.
 
-Only the events of the chosen jobs are kept, with the device-wide ones (NVML samples,
+Only the events of the chosen jobs of one ClusterProver are kept (another client's job
+of the same name is another job), with the device-wide ones (NVML samples,
 allocations and synchronizations of no partition) that fall within their span. A lost
 worker's timeline is lost with it; ``config["cluster"]["workers"]`` lists those merged.
 """
@@ -32,9 +33,10 @@ from numba_cuzk.events import FORMAT, VERSION
 
 
 def merge(path: str | os.PathLike, workers: list[dict], offsets: dict[str, Offset],
-          device_id: Callable[[str, int], int], jobs: Iterable[str] | None = None) -> int:
-    """Write the merged timeline of ``workers`` (worker.describe_worker dicts) to ``path``;
-    ``jobs``: the cluster jobs to keep (None: all). Returns the number of events written;
+          device_id: Callable[[str, int], int], topic: str, jobs: Iterable[str] | None = None) -> int:
+    """Write the merged timeline of ``workers`` (worker.describe_worker dicts) to ``path``:
+    the events of the jobs that the ClusterProver of progress topic ``topic`` submitted
+    (``jobs``: of these only; None: all). Returns the number of events written;
     ValueError if none of the jobs has an event."""
     wanted = None if jobs is None else set(jobs)
     scoped, device_wide, described = [], [], []
@@ -48,8 +50,8 @@ def merge(path: str | os.PathLike, workers: list[dict], offsets: dict[str, Offse
             if "job" in event:
                 if event["job"] not in worker["names"]:
                     continue  # an engine job no cluster task made
-                job, index = worker["names"][event["job"]]
-                if wanted is not None and job not in wanted:
+                job, index, by = worker["names"][event["job"]]
+                if by != topic or (wanted is not None and job not in wanted):
                     continue
                 event["job"] = job
                 if "partition" in event:

@@ -58,7 +58,8 @@ class Entry:
 class Chunk:
     """One Dask task's partitions, proved with the key of SHA-256 ``digest``; proofs
     stored under ``out_dir`` if given (proofs.py); each partition tried up to ``tries``
-    times; progress events on ``topic``."""
+    times. ``topic``: the submitting ClusterProver's, unique to it: its progress events
+    go there, and its timeline keeps the events of its own tasks only."""
 
     digest: str
     entries: tuple[Entry, ...]
@@ -119,7 +120,7 @@ class ProvingPlugin(WorkerPlugin):
         self._files: dict[str, tuple[Path, bool]] = {}  # digest -> (zkey file, trusted)
         self._keys: dict[str, ProvingKey] = {}
         self._engine: Engine | None = None
-        self._names: dict[str, tuple[str, int]] = {}  # engine job name -> (job, index)
+        self._names: dict[str, tuple[str, int, str]] = {}  # engine job name -> (job, index, topic)
         self._counter = itertools.count()
         self._lock = threading.Lock()  # the dicts above; held briefly (the event loop takes it too)
         self._making = threading.Lock()  # making the engine or reading a key: seconds, in a task thread
@@ -188,7 +189,7 @@ class ProvingPlugin(WorkerPlugin):
     def describe(self, timeline: bool = False) -> dict:
         """Where this worker proves: address, host, devices (local id, name, gpu; none
         before the first task); with ``timeline``, its engine's timeline so far (text, None
-        before the first task) and the engine job names' (job, index)."""
+        before the first task) and the engine job names' (job, index, topic)."""
         with self._lock:
             engine, names = self._engine, dict(self._names)
         described = {"address": self.worker.address, "host": socket.gethostname(),
@@ -215,7 +216,8 @@ class ProvingPlugin(WorkerPlugin):
                 entry.job, entry.index, *stored, self.worker.address, None, recovered=True))
         errors: dict[tuple[str, int], str] = {}
         for _ in range(chunk.tries):
-            running = {engine.submit(Job(pk, [entry.partition], name=self._name(entry))): entry for entry in todo}
+            running = {engine.submit(Job(pk, [entry.partition], name=self._name(chunk, entry))): entry
+                       for entry in todo}
             todo = []
             for future in as_completed(running):
                 entry = running[future]
@@ -233,11 +235,11 @@ class ProvingPlugin(WorkerPlugin):
                                                               errors[entry.job, entry.index], chunk.tries)
         return [settled[entry.job, entry.index] for entry in chunk.entries]
 
-    def _name(self, entry: Entry) -> str:
+    def _name(self, chunk: Chunk, entry: Entry) -> str:
         """A fresh engine job name for ``entry``, remembered for the timeline."""
         name = f"{entry.job}[{entry.index}]#{next(self._counter)}"
         with self._lock:
-            self._names[name] = (entry.job, entry.index)
+            self._names[name] = (entry.job, entry.index, chunk.topic)
         return name
 
     def _proved(self, chunk: Chunk, entry: Entry, part: PartitionResult) -> ProvedPartition:

@@ -189,8 +189,10 @@ def _stage(device: Device, part: Partition, resident: Resident, slot, pipeline: 
     """Load the witness into ``slot``, let the host witness go, hand the partition to the
     workers, and then (the upload's events complete) record the staging interval."""
     start = now_ns()
+    if device.gpu:
+        device.copy_stream.synchronize()  # the previous upload has finished: the anchor's stream is idle
     timer = PhaseTimer(device.copy_stream)
-    timer.sync_anchor()  # the copy stream is idle: the previous upload has finished
+    timer.sync_anchor()
     try:
         public = resident.prover.public_inputs(part.witness)
         slot.load(part.witness, device.copy_stream, timer)

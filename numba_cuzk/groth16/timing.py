@@ -7,7 +7,10 @@
 
 GPU intervals are relative to an anchor event recorded when the timer is made, so they
 measure device execution, not launch calls; ``anchor_host_ms`` (set by ``sync_anchor``)
-maps them onto the host monotonic clock: the host waits for the anchor and notes the time.
+maps them onto the host monotonic clock. Made on an idle stream, the anchor completes as
+it is recorded, so the host time read just before recording it is its time, to the
+driver's latency (µs); the time the host sees it complete can be ms later, when another
+thread holds the GIL (an epilogue's pairing), and would shift every mapped interval.
 """
 
 from __future__ import annotations
@@ -30,15 +33,17 @@ class PhaseTimer:
         self._host_marks: list = []  # (name, start, end) host ms
         self.anchor_host_ms: float | None = None
         self._anchor = None
+        self._recorded_ms = host_ms()
         if stream is not None:
             self._anchor = cuda.event()
             self._anchor.record(stream)
 
     def sync_anchor(self) -> float:
-        """Wait for the anchor event (the stream's earlier work) and map it to host ms."""
+        """Wait for the anchor event and map it to host ms: the time it was recorded, which
+        is its time on the device when the stream was idle then (the caller's promise)."""
         if self._anchor is not None:
             self._anchor.synchronize()
-        self.anchor_host_ms = host_ms()
+        self.anchor_host_ms = self._recorded_ms
         return self.anchor_host_ms
 
     @contextmanager

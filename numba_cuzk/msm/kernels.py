@@ -47,9 +47,12 @@ SIM_BLOCKS = 2  # grid of the grid-stride kernels in the simulator (the GPU cove
 # costs ~10 ms; the block scan then reduces to the serial loops (GPU tests cover the rest).
 SCAN_THREADS = 1 if SIMULATOR else 256
 # Buckets per reduce thread: a window of B buckets gets B / SEGMENT_BUCKETS threads (2^20:
-# 512 per window, 8192 in all; 2^24: 8192 per window), each ~2 * 64 additions in a row plus
-# ~1.5 c for its offset multiple. The simulator runs one segment per window.
-SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 64
+# 1024 per window, 16384 in all), each ~2 * 32 additions in a row plus ~1.5 c for its
+# offset multiple. 32 from the H200 sweep at commit 619bef8 (bench/results/msm-2026-11-30):
+# against 64, G2 2^16 15.9 / 19.3 ms, 2^20 113.2 / 118.7; G1 2^16 3.7 / 4.6, 2^20 17.6 /
+# 18.7, 2^24 228.9 / 226.7 (16 wins below 2^18 only, 128 only at 2^24, both by < 1 ms).
+# The simulator runs one segment per window.
+SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 32
 ONES_PER = 64  # indices per thread of the 0/1 path
 SUM_PER = 16  # points per thread and level of the final sum
 SIGN_BIT = np.uint32(1 << 31)

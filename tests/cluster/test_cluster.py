@@ -115,9 +115,11 @@ def test_run_on_a_scheduler(client, tmp_path):
     for seed in range(4):
         write_wtns(folder / f"p{seed}.wtns", witness(seed))
     address = client.scheduler.address
-    result = runner.invoke(app, ["run", "--scheduler", address, "--zkey", str(KEY_PATH), "--witness-dir",
-                                 str(folder), "--trusted", "--synthesis", "thread", "--workers", "1", "--gpu-workers", str(CONFIG.gpu_workers_per_device), "--json",
-                                 "--out", str(tmp_path / "out"), "--timeline", str(tmp_path / "t.jsonl")])
+    engine = ["--synthesis", CONFIG.synthesis, "--workers", str(CONFIG.synthesis_workers),
+              "--gpu-workers", str(CONFIG.gpu_workers_per_device)]  # the cluster's: no warning
+    result = runner.invoke(app, ["run", "--scheduler", address, "--zkey", str(KEY_PATH), "--witness-dir", str(folder),
+                                 "--trusted", *engine, "--json", "--out", str(tmp_path / "out"),
+                                 "--timeline", str(tmp_path / "t.jsonl")])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     (job,) = report["jobs"]
@@ -127,3 +129,10 @@ def test_run_on_a_scheduler(client, tmp_path):
     assert sorted(f.name for f in (tmp_path / "out" / "job-0").iterdir()) == sorted(
         f"partition-{i:03d}.{kind}.json" for i in range(4) for kind in ("proof", "public"))
     assert np.isfinite(report["s_per_proof"])
+
+
+def test_run_on_no_scheduler_exits_2(tmp_path):
+    write_wtns(tmp_path / "p.wtns", witness(1))
+    result = runner.invoke(app, ["run", "--scheduler", "nonsense", "--zkey", str(KEY_PATH), "--witness-dir",
+                                 str(tmp_path), "--trusted"])
+    assert result.exit_code == 2 and "cannot reach the scheduler at nonsense" in result.output

@@ -1,6 +1,7 @@
 """Merging workers' timelines: times moved onto the client's clock by the measured
 offsets, devices and synthesis workers numbered apart, engine jobs mapped back to their
-cluster job and partition, other jobs and device-wide events outside the span dropped."""
+cluster job and partition; other jobs, another client's job of the same name, and
+device-wide events outside the span dropped."""
 
 from __future__ import annotations
 
@@ -43,15 +44,16 @@ def merged(tmp_path):
     # Worker a's clock reads 5 s ahead of the client's, b's 2 s behind; a started 1 s of
     # client time before b. On the client's clock, a's partition starts at 1000 + 10 ms,
     # b's at 2000 + 4 ms: 994 ms later.
-    a = _worker("tcp://a", 1000 * MS + 5000 * MS, {"porep[0]#0": ["porep", 0], "other[0]#1": ["other", 0]},
-                _partition("porep[0]#0", 10) + _partition("other[0]#1", 20)
+    a = _worker("tcp://a", 1000 * MS + 5000 * MS, {"porep[0]#0": ["porep", 0, "me"], "other[0]#1": ["other", 0, "me"],
+                                                   "porep[0]#2": ["porep", 0, "another client"]},
+                _partition("porep[0]#0", 10) + _partition("other[0]#1", 20) + _partition("porep[0]#2", 30)
                 + [{"event": "nvml", "t_ms": 12, "device": 0, "util_pct": 90, "mem_used_bytes": 1},
                    {"event": "nvml", "t_ms": 5000, "device": 0, "util_pct": 0, "mem_used_bytes": 1}])
-    b = _worker("tcp://b", 2000 * MS - 2000 * MS, {"porep[1]#0": ["porep", 1]}, _partition("porep[1]#0", 4))
+    b = _worker("tcp://b", 2000 * MS - 2000 * MS, {"porep[1]#0": ["porep", 1, "me"]}, _partition("porep[1]#0", 4))
     offsets = {"tcp://a": Offset(5000 * MS, 2 * MS), "tcp://b": Offset(-2000 * MS, 4 * MS)}
     ids = {("tcp://b", 0): 0, ("tcp://a", 0): 1}
     path = tmp_path / "merged.jsonl"
-    written = merge(path, [b, a, None], offsets, lambda address, local: ids[(address, local)], ["porep"])
+    written = merge(path, [b, a, None], offsets, lambda address, local: ids[(address, local)], "me", ["porep"])
     with warnings.catch_warnings():
         warnings.simplefilter("error", reader.TimelineWarning)
         return written, reader.read(path)
@@ -87,4 +89,4 @@ def test_analysed_like_one_host(merged):
 def test_nothing_of_the_jobs(tmp_path):
     worker = _worker("tcp://a", 0, {}, [])
     with pytest.raises(ValueError, match="no timeline events"):
-        merge(tmp_path / "m.jsonl", [worker], {"tcp://a": Offset(0, 1)}, lambda a, d: d, ["porep"])
+        merge(tmp_path / "m.jsonl", [worker], {"tcp://a": Offset(0, 1)}, lambda a, d: d, "me", ["porep"])
