@@ -273,9 +273,11 @@ def main(argv=None) -> None:
     rng = np.random.default_rng(2026)
     t0 = time.perf_counter()
     out = args.out or common.RESULTS / f"msm-{datetime.date.today().isoformat()}.json"
-    records = bench_curve(G1, [int(x) for x in args.g1.split(",") if x], args.runs, device, True, rng, out, sweep)
-    if args.g2:
-        records += bench_curve(G2, [int(x) for x in args.g2.split(",")], args.runs, device, False, rng, out, sweep)
+    records = []
+    for curve, sizes, bits in ((G1, args.g1, True), (G2, args.g2, False)):
+        logs = [int(x) for x in sizes.split(",") if x]
+        if logs:
+            records += bench_curve(curve, logs, args.runs, device, bits, rng, out, sweep)
     path = out
     print(f"{'name':24s} {'value':>10s} {'floor ms':>9s} {'x floor':>8s}  peer")
     for r in records:
