@@ -205,7 +205,7 @@ def _stage(device: Device, part: Partition, resident: Resident, slot, pipeline: 
         return
     pipeline.release(part)
     device.staged.put(Staged(part, resident, slot, public))
-    ((_, _, end_ms),) = timer.intervals_ms()
+    ((_, _, end_ms),) = timer.intervals_ms(launched_ms=start / 1e6)
     pipeline.recorder.interval("staging", start, host_ms_to_ns(end_ms), **part.ids, device=device.id)
 
 
@@ -253,7 +253,7 @@ def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> 
         rec.interval("lock_wait", asked, got, **ids, **where)
         rec.interval("lock_held", got, released, **ids, **where)
     rec.interval("gpu_bracket", start, end, **ids, **where)
-    for phase, start_ms, end_ms in timer.intervals_ms():  # its events are complete: no wait
+    for phase, start_ms, end_ms in timer.intervals_ms(launched_ms=start / 1e6):  # events complete: no wait
         start_ns, end_ns = host_ms_to_ns(start_ms), host_ms_to_ns(end_ms)
         if phase in HOST_PHASES:
             rec.interval(HOST_PHASES[phase], start_ns, end_ns, **ids, device=device.id)

@@ -34,6 +34,7 @@ import numpy as np
 from numba import cuda
 
 from numba_cuzk import backend
+from numba_cuzk.curve import ark
 from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.field import kernels as fk
 from numba_cuzk.field.codec import from_limbs
@@ -178,7 +179,7 @@ class Prover:
         return proof
 
     def _combine(self, points: dict) -> Proof:
-        pk, ark = self.pk, pairing
+        pk = self.pk
         r, s = secrets.randbelow(FR.modulus), secrets.randbelow(FR.modulus)
         g1 = lambda p: ark.to_ark(p, 1)  # noqa: E731
         g2 = lambda p: ark.to_ark(p, 2)  # noqa: E731

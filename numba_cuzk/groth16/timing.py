@@ -10,7 +10,11 @@ measure device execution, not launch calls; ``anchor_host_ms`` (set by ``sync_an
 maps them onto the host monotonic clock. Made on an idle stream, the anchor completes as
 it is recorded, so the host time read just before recording it is its time, to the
 driver's latency (µs); the time the host sees it complete can be ms later, when another
-thread holds the GIL (an epilogue's pairing), and would shift every mapped interval.
+thread holds the GIL (an epilogue's pairing). The record call itself can block for ms
+behind another thread's driver call (seen on the H200 with the engine's copy stream), so
+``intervals_ms(launched_ms=...)`` also uses causality: no device event precedes the host
+time before its launch, a lower bound on the anchor that holds every mapped interval
+inside its host bracket.
 """
 
 from __future__ import annotations
@@ -64,15 +68,20 @@ class PhaseTimer:
         end.record(self.stream)
         self._marks.append((name, start, end))
 
-    def intervals_ms(self) -> list[tuple[str, float, float]]:
+    def intervals_ms(self, launched_ms: float | None = None) -> list[tuple[str, float, float]]:
         """(name, start, end) in ms: host phases on the host clock; GPU phases relative
-        to the anchor, plus anchor_host_ms when known. Waits for the last GPU event."""
+        to the anchor, plus anchor_host_ms when known, raised if needed so that the first
+        GPU phase starts no earlier than ``launched_ms`` (host ms before its launch).
+        Waits for the last GPU event."""
         if not self._marks:
             return list(self._host_marks)
         self._marks[-1][2].synchronize()
+        since = lambda event: cuda.event_elapsed_time(self._anchor, event)  # noqa: E731
+        marks = [(name, since(s), since(e)) for name, s, e in self._marks]
         base = self.anchor_host_ms or 0.0
-        elapsed = lambda event: base + cuda.event_elapsed_time(self._anchor, event)  # noqa: E731
-        return [(name, elapsed(s), elapsed(e)) for name, s, e in self._marks] + self._host_marks
+        if launched_ms is not None:
+            base = max(base, launched_ms - min(start for _, start, _ in marks))
+        return [(name, base + s, base + e) for name, s, e in marks] + self._host_marks
 
     def durations_ms(self) -> dict[str, float]:
         """Total ms per phase name."""

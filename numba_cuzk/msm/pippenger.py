@@ -60,12 +60,12 @@ from dataclasses import dataclass
 import numpy as np
 from numba import cuda
 
+from numba_cuzk.curve.ark import from_ark, scalar, to_ark
 from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.reference import g1, g2
 from numba_cuzk.field import codec
 from numba_cuzk.field.params import FQ, FR
 from numba_cuzk.field.target import is_device_array
-from numba_cuzk.groth16.pairing import from_ark, scalar, to_ark
 from numba_cuzk.msm import kernels as K
 from numba_cuzk.msm.cpu import cpu_msm
 from numba_cuzk.msm.plan import Plan, make_plan

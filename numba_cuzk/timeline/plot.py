@@ -3,7 +3,9 @@
 Lanes, top to bottom: one per synthesis worker; per GPU, the host view (lock held, with
 the cuzk-style GPU_START..GPU_END brackets inside it), the device view (kernels timed on
 the device, by phase) and the idle time by cause over the analysed window. Under them:
-queue depth and NVML utilization. Time is in seconds on the host clock.
+queue depth and NVML utilization. Time is in seconds on the host clock. A window other
+than the whole run is drawn alone (with a 5% margin), so that a steady state after a long
+warm-up is not a sliver at the edge of the chart.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ def gantt(timeline: Timeline, a: Analysis, path: str | os.PathLike) -> None:
     _draw_nvml(nvml_ax, timeline)
     for axis in (ax, queue_ax, nvml_ax):
         axis.axvspan(a.start_ms / 1e3, a.end_ms / 1e3, color="#2ca02c", alpha=0.06, lw=0)
+    if a.window != "whole":
+        margin = 0.05 * (a.end_ms - a.start_ms)
+        ax.set_xlim((a.start_ms - margin) / 1e3, (a.end_ms + margin) / 1e3)
     ax.set_title(f"{timeline.header.get('host', '?')} pid {timeline.header.get('pid', '?')}: "
                  f"{a.window} window shaded; device busy {_pct(a.mean('busy_pct'))}, "
                  f"host brackets {_pct(a.mean('bracket_pct'))}")

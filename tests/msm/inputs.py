@@ -17,7 +17,7 @@ from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.curve.reference import Curve, g1, g2
 from numba_cuzk.field import codec
 from numba_cuzk.field.params import FR
-from numba_cuzk.groth16.pairing import from_ark
+from numba_cuzk.curve.ark import from_ark
 
 R = FR.modulus
 
