@@ -154,7 +154,7 @@ def bench_variants(log_n: int, args, rng, rate: float, device: str) -> list[dict
     for max_radix_log in (6, 7):
         clear_cache()
         transform.prepare(log_n, max_radix_log=max_radix_log)
-        ms = common.median(time_ms(lambda: transform.transform(d, inverse=False, max_radix_log=max_radix_log),
+        ms = common.median(time_ms(lambda d=d: transform.transform(d, inverse=False, max_radix_log=max_radix_log),
                                    args.runs))
         radices = [p.log_r for p in domain.plan(log_n, max_radix_log)]
         records.append(common.record(f"ntt_fr_log{log_n}_maxradix{max_radix_log}", ms, "ms", device,

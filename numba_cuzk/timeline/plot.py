@@ -53,7 +53,7 @@ def _lanes(timeline: Timeline, a: Analysis) -> tuple[list[tuple[str, list[Bar]]]
         lanes.append((f"synthesis w{w}", [(e["t_ms"], e["end_ms"], ("#6baed6", "#aec7e8")[i % 2], 0.8)
                                           for i, e in enumerate(mine)]))
     phases = sorted({e["phase"] for e in timeline.of("kernel")})
-    palette = ("#2ca02c", "#98df8a", "#1f9e89", "#6a3d9a", "#b15928", "#33a02c", "#fb9a99", "#a6cee3")
+    palette = ("#2ca02c", "#98df8a", "#1f9e89", "#6a3d9a", "#b15928", "#ffd92f", "#fb9a99", "#a6cee3")
     phase_color = {p: palette[i % len(palette)] for i, p in enumerate(phases)}
     for d in a.devices:
         mine = [e for e in timeline.events if e.get("device") == d.device]
