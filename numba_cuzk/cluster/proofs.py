@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
+from numba_cuzk.engine.job import partition_files
 from numba_cuzk.groth16.formats import read_proof_json, read_public_json, write_proof_json, write_public_json
 from numba_cuzk.groth16.keys import Proof
 
@@ -32,8 +33,7 @@ def check_job_name(name: str) -> None:
 
 def paths(out_dir: str | os.PathLike, job: str, index: int) -> tuple[Path, Path]:
     """(proof.json, public.json) of partition ``index`` of ``job`` under ``out_dir``."""
-    stem = Path(out_dir) / job / f"partition-{index:03d}"
-    return stem.with_name(stem.name + ".proof.json"), stem.with_name(stem.name + ".public.json")
+    return partition_files(Path(out_dir) / job, index)
 
 
 def read(out_dir: str | os.PathLike, job: str, index: int) -> tuple[Proof, list[int]] | None:

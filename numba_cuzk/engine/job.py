@@ -26,6 +26,13 @@ from numba_cuzk.groth16.keys import Proof, ProvingKey
 Synthesizer = Callable[[], np.ndarray]
 
 
+def partition_files(folder: Path, index: int) -> tuple[Path, Path]:
+    """(proof.json, public.json) of partition ``index`` in ``folder``:
+    partition-III.proof.json and partition-III.public.json."""
+    stem = f"partition-{index:03d}"
+    return folder / f"{stem}.proof.json", folder / f"{stem}.public.json"
+
+
 @dataclass(frozen=True)
 class Job:
     """``pk`` proves every partition; ``partitions`` are their synthesizers, in order.
@@ -131,8 +138,9 @@ class JobState:
         each through a temporary file renamed into place (atomic on POSIX)."""
         if self.out_dir is None:
             return
-        for suffix, write, value in (("proof", write_proof_json, proof), ("public", write_public_json, public_inputs)):
-            path = self.out_dir / f"partition-{index:03d}.{suffix}.json"
+        proof_path, public_path = partition_files(self.out_dir, index)
+        for path, write, value in ((proof_path, write_proof_json, proof),
+                                   (public_path, write_public_json, public_inputs)):
             temporary = path.with_name(path.name + ".tmp")
             write(temporary, value)
             os.replace(temporary, path)

@@ -2,8 +2,9 @@
 
 Windows run in parallel (``prange``), each filling its own 2^(c-1) XYZZ buckets with
 mixed additions and reducing them by running sums to its window sum; the result is the
-window sums, as the GPU's (pippenger.to_point combines them by Horner's rule). Scalars 0 and 1 need no fast path here (a 1 is one addition into
-window 0's first bucket, as in the batch_add). Parallelism is the window count
+window sums, as the GPU's (pippenger.to_point combines them by Horner's rule). Scalars 0
+and 1 need no fast path here (a 1 is one addition into window 0's first bucket, as in the
+batch_add). Parallelism is the window count
 (13-20 at the sizes a prover uses): enough for a 16-core host.
 """
 
