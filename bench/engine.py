@@ -23,12 +23,13 @@ engine_s_per_proof_gw2 (s), engine_speedup_vs_sequential(_gw2) (x), engine_devic
 engine_upload_wait_ms(_gw2) (ms per partition), engine_constraints_per_s(_gw2) (M/s per GPU).
 Runs on the CPU backend too (--cpu, small sizes). Usage:
     python3 -m bench.engine [--out FILE] [--circuit bit_heavy] [--log 20] [--jobs 4]
-        [--partitions 10] [--scaling 1,2,4,8,16] [--scaling-log K] [--workers N] [--cpu]
+        [--partitions 10] [--scaling 1,2,4,8,16] [--scaling-log K] [--workers N] [--cpu] [--timeline FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
@@ -103,6 +104,12 @@ def engine_run(pk, work: list[list], config: EngineConfig) -> tuple[float, Timel
     return s_per_proof, Timeline(timeline.header, [e for e in timeline.events if e.get("job") != WARMUP])
 
 
+def keep_timeline(source: Path, target: str) -> None:
+    """Copy a run's timeline file without its warm-up job's events (as the figures)."""
+    lines = source.read_text().splitlines(keepends=True)
+    Path(target).write_text("".join(line for line in lines if json.loads(line).get("job") != WARMUP))
+
+
 def staging_ms(timeline: Timeline, result: analysis.Analysis) -> tuple[float, float]:
     """Per partition in the window (ms): staging (the pinned copy and the upload on the
     copy stream), and the device's idle time attributed to it (``upload``: kernels
@@ -130,6 +137,7 @@ def main(argv=None) -> None:
     parser.add_argument("--scaling-log", type=int, help="partition size of the scaling runs [default: --log]")
     parser.add_argument("--workers", type=int, help="the engine's synthesis processes [default: cores - 1]")
     parser.add_argument("--cpu", action="store_true", help="the CPU backend even with a GPU")
+    parser.add_argument("--timeline", help="keep the gw=2 run's timeline (warm-up job left out) here")
     args = parser.parse_args(argv)
     gpu = not args.cpu and backend.cuda_available()
     device = common.gpu_name() if gpu else common.cpu_name()
@@ -152,6 +160,8 @@ def main(argv=None) -> None:
                                   timeline_path=Path(scratch) / f"gw{gw}.jsonl",
                                   **({"synthesis_workers": args.workers} if args.workers else {}))
             s_per_proof, timeline = engine_run(pk, work, config)
+            if args.timeline and gw == 2:
+                keep_timeline(config.timeline_path, args.timeline)
             steady = analysis.analyze(timeline, "steady")
             staged, waited = staging_ms(timeline, steady)
             devices = len(steady.devices)
