@@ -45,9 +45,12 @@ nvml        instant  device util_pct mem_used_bytes                  one NVML sa
 What the intervals cover, and the other fields:
 
 - ``lock_wait`` runs from asking for the per-device lock to getting it; ``lock_held`` from
-  getting it to releasing it.
+  getting it to releasing it: the partition's launches, which the device may run after
+  the previous partition's kernels (on the CPU backend, the work itself).
 - ``gpu_bracket`` is the host time from just before the first kernel launch to the host
-  seeing the last kernel finish: cuzk's GPU_START..GPU_END, syncs and launch gaps included.
+  seeing the partition's device work finish: cuzk's GPU_START..GPU_END, waits and launch
+  gaps included (brackets of partitions queued one behind the other overlap).
+- ``sync`` is the host waiting for a partition's device work (outside the lock).
 - ``staging`` runs from the host's copy of the witness into a pinned slot to the end of
   its upload on the device's copy stream (device-timed), which overlaps the previous
   partition's kernels; ``download`` runs from issuing the copy of the results to the
@@ -58,9 +61,10 @@ What the intervals cover, and the other fields:
 - ``epilogue``: ``in_lock`` (bool) says whether it ran inside the device lock; ``device``
   is the device that proved the partition.
 - ``alloc``: ``bytes`` allocated (a proving key made resident: its buffers, and one run of
-  its device work on a dummy witness, which compiles the kernels on first use); ``failed``: ``error`` is the exception text, ``stage``
-  where it happened ("admission", "synthesis", "staging", "gpu", "epilogue"), or "cancelled" for a
-  partition never started (its job failed, or the engine was closed).
+  its device work on a dummy witness, which compiles the kernels on first use).
+- ``failed``: ``error`` is the exception text, ``stage`` where it happened ("admission",
+  "synthesis", "staging", "gpu", "epilogue"), or "cancelled" for a partition never started
+  (its job failed, or the engine was closed).
 - ``nvml``: ``util_pct`` is NVML's GPU utilization (%), ``mem_used_bytes`` its used memory,
   sampled every ``config["nvml_period_ms"]`` ms.
 """

@@ -1,10 +1,11 @@
 """Devices, their stagers and their GPU workers.
 
-A ``Device`` is one CUDA device (or the CPU backend, id 0): a lock, a compute stream and
-a copy stream, and a ``Resident`` per proving key, made on first use and kept (bases
-resident, buffers reused: no allocation or free per partition; Numba defers frees,
-which would make memory accounting lag). Each key has ``gpu_workers + 1`` witness slots
-(pinned host buffer, device copy), so that one is always free to stage into.
+A ``Device`` is one CUDA device (or the CPU backend, id 0): a lock, a compute stream, a
+copy stream and a clock stream (kept idle: timers' anchors), and a ``Resident`` per
+proving key, made on first use and kept (bases resident, buffers reused: no allocation or
+free per partition; Numba defers frees, which would make memory accounting lag). Each key
+has ``gpu_workers + 1`` proof slots (pinned witness and result buffers, device copy), so
+that one is always free to stage into.
 
 The device's stager takes synthesized partitions from the engine's shared queue (so
 jobs spread over devices as they free slots) and, outside the lock, copies the witness
@@ -12,14 +13,16 @@ into a free slot and uploads it on the copy stream; the partition's host memory 
 back to the budget there. Its GPU workers (``gpu_workers_per_device``) share the lock:
 
     stager:  [alloc (first use of a key, under the lock)] staging -> device.staged
-    worker:  picked_up -> lock_wait -> lock_held [gpu_bracket [kernel phases (after the
-             slot's upload), download, sync]] -> epilogue (outside the lock) -> done
+    worker:  picked_up -> lock_wait -> lock_held [launches] -> sync (the device done)
+             -> epilogue -> done;  gpu_bracket: first launch .. the device seen done
 
-So partition i+1's upload runs while partition i computes, and the lock covers device
-work only: the epilogue (proof assembly, pairing check, writing) runs after it is
-released, so with two workers one's epilogue overlaps the other's device work. Device
-intervals come from PhaseTimers' CUDA events, mapped onto the host clock by an anchor
-event the host waits for before the first launch.
+The lock covers launching a partition's device work (kernel phases after the slot's
+upload, then the download), not waiting for it: with two workers, one queues partition
+i+1 on the stream while the device still runs partition i, so the device goes from one
+to the next without waiting for the host (the stream keeps them in order; each
+downloads into its own slot). The epilogue (proof assembly, pairing check, writing) runs
+outside the lock. Device intervals come from PhaseTimers' CUDA events, mapped onto the
+host clock by an anchor event on the idle clock stream.
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ class Device:
     lock: threading.Lock = field(default_factory=threading.Lock)
     stream: object = None
     copy_stream: object = None
+    clock: object = None  # a stream for timers' anchors only: idle, so an anchor's time is its record time
     staged: queue.Queue = field(default_factory=queue.Queue)  # Staged, then a None per worker
     residents: OrderedDict = field(default_factory=OrderedDict)  # id(pk) -> Resident
 
@@ -137,7 +141,7 @@ class Device:
 
 
 def open_devices(devices: tuple[int, ...] | None, workers: int, budget_bytes: int | None) -> list[Device]:
-    """The devices to prove on (see EngineConfig.devices), each with its two streams and
+    """The devices to prove on (see EngineConfig.devices), each with its three streams and
     ``workers`` GPU workers."""
     if devices is None:
         devices = tuple(range(len(cuda.gpus))) if backend.cuda_available() else ()
@@ -154,7 +158,7 @@ def open_devices(devices: tuple[int, ...] | None, workers: int, budget_bytes: in
         with gpu:
             name = gpu.name.decode() if isinstance(gpu.name, bytes) else str(gpu.name)
             opened.append(Device(d, True, name, workers, budget_bytes, getattr(gpu, "uuid", None),
-                                 stream=cuda.stream(), copy_stream=cuda.stream()))
+                                 stream=cuda.stream(), copy_stream=cuda.stream(), clock=cuda.stream()))
     return opened
 
 
@@ -192,9 +196,7 @@ def _stage(device: Device, part: Partition, resident: Resident, slot, pipeline: 
     """Load the witness into ``slot``, let the host witness go, hand the partition to the
     workers, and then (the upload's events complete) record the staging interval."""
     start = now_ns()
-    if device.gpu:
-        device.copy_stream.synchronize()  # the previous upload has finished: the anchor's stream is idle
-    timer = PhaseTimer(device.copy_stream)
+    timer = PhaseTimer(device.copy_stream, clock=device.clock)
     timer.sync_anchor()
     try:
         public = resident.prover.public_inputs(part.witness)
@@ -229,37 +231,44 @@ def gpu_worker(device: Device, worker: int, pipeline: Pipeline) -> None:
 
 
 def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> tuple[dict, float]:
-    """Under the device lock: the prover's device work on the staged slot, which goes back
-    once the stream is idle. Recorded once the lock is released, so that writing events
-    never holds the device; returns (points, lock-held ms)."""
+    """The prover's device work on the staged slot: launched under the device lock,
+    waited for after it (the slot goes back then). Recorded once the work is done, so that
+    writing events never holds the device; returns (points, kernel device ms)."""
     part, ids, where = staged.part, staged.part.ids, {"device": device.id, "gpu_worker": worker}
+    prover, slot = staged.resident.prover, staged.slot
     asked = now_ns()
     device.lock.acquire()
     got = now_ns()
     try:
-        timer = PhaseTimer(device.stream)
-        timer.sync_anchor()  # the stream is idle here: its anchor maps device time to host time
+        timer = PhaseTimer(device.stream, clock=device.clock)
+        timer.sync_anchor()
         start = now_ns()
-        points = staged.resident.prover.device_work(staged.slot, timer)
-        end = now_ns()
+        prover.enqueue(slot, timer)
     except BaseException:
         if device.gpu:
             device.stream.synchronize()  # the slot is reused only once the stream is done with it
+        staged.resident.free.put(slot)
         raise
     finally:
-        staged.resident.free.put(staged.slot)
         device.lock.release()
         released = now_ns()
         rec.interval("lock_wait", asked, got, **ids, **where)
         rec.interval("lock_held", got, released, **ids, **where)
+    try:
+        points = prover.collect(slot, timer)
+    finally:
+        staged.resident.free.put(slot)
+    end = now_ns()
     rec.interval("gpu_bracket", start, end, **ids, **where)
+    kernel_ms = 0.0
     for phase, start_ms, end_ms in timer.intervals_ms(launched_ms=start / 1e6):  # events complete: no wait
         start_ns, end_ns = host_ms_to_ns(start_ms), host_ms_to_ns(end_ms)
         if phase in HOST_PHASES:
             rec.interval(HOST_PHASES[phase], start_ns, end_ns, **ids, device=device.id)
         else:
+            kernel_ms += end_ms - start_ms
             rec.kernel(phase, start_ns, end_ns, **ids, device=device.id, **part.ops.get(phase, {}))
-    return points, (released - got) / 1e6
+    return points, kernel_ms
 
 
 def _epilogue(device: Device, staged: Staged, points: dict, gpu_ms: float, rec: Recorder) -> PartitionResult:

@@ -53,7 +53,7 @@ class Job:
 @dataclass(frozen=True)
 class PartitionResult:
     """One proved partition. Times in ms: ``synthesis_ms`` the synthesizer's run,
-    ``gpu_ms`` the device lock held (its device work), ``epilogue_ms`` proof assembly,
+    ``gpu_ms`` its kernels' device time, ``epilogue_ms`` proof assembly,
     check and writing, ``total_ms`` from synthesis start to the proof."""
 
     index: int

@@ -21,9 +21,10 @@ For a domain of n = pk.domain_size points (omega = FR.root_of_unity(log n), from
 The GPU path runs on one stream and allocates nothing per proof after the first (NTT and
 MSM workspaces are cached by shape); the host waits once, for the five MSMs' window sums,
 and combines each by Horner's rule (msm.to_point).
-A witness reaches the device through a ``WitnessSlot`` (pinned host buffer, device copy,
-ready event): with several slots, a pipeline (numba_cuzk.engine) uploads the next
-witness on a copy stream while this one computes.
+A proof goes through the device in a ``ProofSlot`` (pinned witness and window-sum buffers,
+its device copy, events): ``enqueue`` launches its device work and returns, ``collect``
+waits for it. With several slots a pipeline (numba_cuzk.engine) uploads the next witness
+on a copy stream, and queues the next proof's work, while this one computes.
 """
 
 from __future__ import annotations
@@ -51,21 +52,27 @@ _N = FR.limbs
 QUERIES = {"a": ("a_g1", G1), "b1": ("b_g1", G1), "b2": ("b_g2", G2), "c": ("c_g1", G1), "h": ("h_g1", G1)}
 
 
-class WitnessSlot:
-    """One witness's way onto the device: ``host`` (pinned on the GPU), ``device`` (its
-    copy; the same array on the CPU), both (8, n_vars) uint32, and ``ready``, an event
-    recorded after the upload on the stream that made it. A slot is reused only once the
-    device work that read it has finished (the caller's bookkeeping)."""
+class ProofSlot:
+    """One proof's way through the device: its witness in, its window sums out.
 
-    def __init__(self, n_vars: int, gpu: bool) -> None:
+    ``host`` (pinned on the GPU) and ``device`` (its copy; the same array on the CPU), both
+    (8, n_vars) uint32; ``ready``, an event recorded after the upload on the stream that
+    made it; ``sums``, the five MSM results' host buffers ({query: (4L, windows) uint32},
+    pinned: the download is asynchronous) and ``done``, recorded after the download. A slot
+    is reused only once its proof's results are collected (the caller's bookkeeping)."""
+
+    def __init__(self, n_vars: int, sums_shapes: dict[str, tuple[int, int]], gpu: bool) -> None:
         shape = (_N, n_vars)
         if gpu:
             self.host = cuda.pinned_array(shape, dtype=np.uint32)
             self.device = cuda.device_array(shape, dtype=np.uint32)
-            self.ready = cuda.event(timing=False)
+            self.ready, self.done = cuda.event(timing=False), cuda.event(timing=False)
+            self.sums = {name: cuda.pinned_array(s, dtype=np.uint32) for name, s in sums_shapes.items()}
         else:
             self.host = self.device = np.empty(shape, dtype=np.uint32)
-            self.ready = None
+            self.ready = self.done = None
+            self.sums = {name: np.empty(s, dtype=np.uint32) for name, s in sums_shapes.items()}
+        self.windows: dict[str, tuple] = {}  # query -> (curve, c) of the enqueued MSMs
 
     def load(self, witness: np.ndarray, stream, timer: PhaseTimer) -> None:
         """Copy ``witness`` into ``host`` (returns when that is done: the caller may drop
@@ -100,21 +107,23 @@ class Prover:
         self.csr = [tuple(place(x) for x in _matrix_csr(pk, m)) for m in (0, 1)]
         alloc = (lambda shape: cuda.device_array(shape, dtype=np.uint32, stream=self.stream)) if self.gpu else (
             lambda shape: np.empty(shape, dtype=np.uint32))
-        self.slots = [WitnessSlot(pk.n_vars, self.gpu) for _ in range(slots)]
         self.abc = alloc((3, _N, n))
         self.zero = place(np.zeros((_N, n), dtype=np.uint32))
         self.d = alloc((_N, n))
-        # scalars per query in device_work (the witness, its private part, d): the window
+        # scalars per query in enqueue (the witness, its private part, d): the window
         # count of each MSM's result, and so its shape, depends on it
         sizes = {"a": pk.n_vars, "b1": pk.n_vars, "b2": pk.n_vars, "c": pk.n_vars - pk.n_public - 1, "h": n}
-        self.points = {name: alloc(result_shape(sizes[name], curve)) for name, (_, curve) in QUERIES.items()}
+        shapes = {name: result_shape(sizes[name], curve) for name, (_, curve) in QUERIES.items()}
+        self.points = {name: alloc(shape) for name, shape in shapes.items()}
+        self.slots = [ProofSlot(pk.n_vars, shapes, self.gpu) for _ in range(slots)]
         self.omega_2n = FR.root_of_unity(pk.log_n + 1)
 
     def prove(self, witness: np.ndarray, *, timer: PhaseTimer | None = None, check: bool = True) -> Proof:
         """A proof for ``witness`` ((8, n_vars) uint32 canonical Fr, host). ``timer``
         (made on this prover's stream, or with stream None on the CPU) gets the phases
-        upload (witness to the device), matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, download (device), sync
-        (host, GPU only) and epilogue (host)."""
+        upload (witness to the device), matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h,
+        download (device), sync (host: waiting for the device; ~0 on the CPU) and epilogue
+        (host)."""
         validate_witness(witness, self.pk.n_vars)
         timer = timer or PhaseTimer(self.stream)
         slot = self.slots[0]
@@ -136,13 +145,18 @@ class Prover:
     def public_inputs(self, witness: np.ndarray) -> list[int]:
         return from_limbs(np.ascontiguousarray(witness[:, 1:self.pk.n_public + 1]), FR)
 
-    def device_work(self, slot: WitnessSlot, timer: PhaseTimer) -> dict:
+    def device_work(self, slot: ProofSlot, timer: PhaseTimer) -> dict:
+        """``enqueue`` then ``collect``: steps 1-3 for ``slot``, waited for."""
+        self.enqueue(slot, timer)
+        return self.collect(slot, timer)
+
+    def enqueue(self, slot: ProofSlot, timer: PhaseTimer) -> None:
         """Steps 1-3 for the witness loaded into ``slot`` (one that passed
-        ``validate_witness``; it is overwritten): the five MSM results, {"a", "b1", "b2",
-        "c", "h"}, as host WindowSums of their own (``assemble`` combines them, outside a
-        pipeline's device lock). Waits on the device for the slot's upload, and returns
-        once the device is done with the slot and this prover's buffers (the host waits
-        once)."""
+        ``validate_witness``; it is overwritten), queued on this prover's stream behind the
+        slot's upload and any earlier proof's work, the five MSM results downloaded into
+        ``slot.sums``; returns once launched (on the CPU: once done). Proofs queued one
+        behind the other share this prover's buffers safely: the stream runs them in order,
+        and each downloads into its own slot."""
         s, w, abc, d = self.stream, slot.device, self.abc, self.d
         if slot.ready is not None:
             slot.ready.wait(s)
@@ -160,14 +174,25 @@ class Prover:
         for name, scalars in (("a", w), ("b1", w), ("b2", w), ("c", private), ("h", d)):
             with timer.phase(f"msm_{name}"):
                 results[name] = msm(self.bases[name], scalars, montgomery=True, out=self.points[name], stream=s)
+        slot.windows = {name: (r.curve, r.c) for name, r in results.items()}
         with timer.phase("download"):
-            host = {name: r.copy_to_host(stream=s) for name, r in results.items()}
-        if self.gpu:  # after the phase, so that its end event times the copies, not this wait
-            with timer.host_phase("sync"):
-                s.synchronize()
-        else:  # host results are this prover's buffers: copies outlive the next proof's work
-            host = {name: WindowSums(r.curve, r.c, r.sums.copy()) for name, r in host.items()}
-        return host
+            for name, r in results.items():
+                if self.gpu:
+                    r.sums.copy_to_host(slot.sums[name], stream=s)
+                else:
+                    slot.sums[name][:] = r.sums
+        if slot.done is not None:
+            slot.done.record(s)
+
+    def collect(self, slot: ProofSlot, timer: PhaseTimer) -> dict:
+        """The five MSM results of ``slot``'s enqueued proof, {"a", "b1", "b2", "c", "h"}:
+        host WindowSums of their own (``assemble`` combines them, outside a pipeline's
+        device lock). Waits for the device (timed as the host phase "sync"); the slot is
+        free to reuse when this returns."""
+        with timer.host_phase("sync"):
+            if slot.done is not None:
+                slot.done.synchronize()
+        return {name: WindowSums(curve, c, slot.sums[name].copy()) for name, (curve, c) in slot.windows.items()}
 
     def assemble(self, points: dict, public_inputs: list[int], *, check: bool = True) -> Proof:
         """Step 4 (host): the proof from ``device_work``'s window sums (each MSM by Horner's

@@ -1,17 +1,20 @@
 """Time a proof's phases where they run: CUDA events on the GPU, the host clock on the CPU.
 
-    timer = PhaseTimer(stream)           # stream None: the CPU backend
+    timer = PhaseTimer(stream)           # stream None: the CPU backend; clock=: see below
     with timer.phase("ntt"): ...         # launches (GPU) or work (CPU) inside
     with timer.host_phase("epilogue"): ...   # host work, on the host clock either way
     timer.intervals_ms()                 # [(name, start_ms, end_ms)] after the work ended
 
 GPU intervals are relative to an anchor event recorded when the timer is made, so they
 measure device execution, not launch calls; ``anchor_host_ms`` (set by ``sync_anchor``)
-maps them onto the host monotonic clock. Made on an idle stream, the anchor completes as
-it is recorded, so the host time read just before recording it is its time, to the
-driver's latency (µs); the time the host sees it complete can be ms later, when another
-thread holds the GIL (an epilogue's pairing). The record call itself can block for ms
-behind another thread's driver call (seen on the H200 with the engine's copy stream), so
+maps them onto the host monotonic clock. Recorded on an idle stream, the anchor completes
+as it is recorded, so the host time read just before recording it is its time, to the
+driver's latency (µs). It is recorded on ``stream`` unless ``clock`` is given, a stream
+kept idle for anchors (one device's events share its clock): then work may already be
+queued on ``stream`` when the timer is made. The time the host sees the anchor complete
+can be ms later, when another thread holds the GIL (an epilogue's pairing). The record
+call itself can block for ms behind another thread's driver call (seen on the H200 with
+the engine's copy stream), so
 ``intervals_ms(launched_ms=...)`` also uses causality: no device event precedes the host
 time before its launch, a lower bound on the anchor that holds every mapped interval
 inside its host bracket.
@@ -31,7 +34,7 @@ def host_ms() -> float:
 
 
 class PhaseTimer:
-    def __init__(self, stream=None) -> None:
+    def __init__(self, stream=None, clock=None) -> None:
         self.stream = stream
         self._marks: list = []  # (name, start event, end event) on the GPU
         self._host_marks: list = []  # (name, start, end) host ms
@@ -40,11 +43,11 @@ class PhaseTimer:
         self._recorded_ms = host_ms()
         if stream is not None:
             self._anchor = cuda.event()
-            self._anchor.record(stream)
+            self._anchor.record(clock or stream)
 
     def sync_anchor(self) -> float:
         """Wait for the anchor event and map it to host ms: the time it was recorded, which
-        is its time on the device when the stream was idle then (the caller's promise)."""
+        is its time on the device when its stream was idle then (the caller's promise)."""
         if self._anchor is not None:
             self._anchor.synchronize()
         self.anchor_host_ms = self._recorded_ms

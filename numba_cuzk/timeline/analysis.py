@@ -19,7 +19,9 @@ Figures (``analyze``), per device, plus "all" = the mean over devices
 -------------------------------------------------------------------
 1. ``bracket_pct``: union of host ``gpu_bracket`` intervals (cuzk's GPU_START..GPU_END) /
    span. A union, so two GPU workers' overlapping brackets never count twice.
-2. ``lock_held_pct``: union of ``lock_held`` intervals / span.
+2. ``lock_held_pct``: union of ``lock_held`` intervals / span; ``held_idle_pct``: the
+   lock held while the device is idle, / span (the lock's own cost: launching while the
+   device still runs the previous partition costs nothing).
 3. ``busy_pct``: union of device-timed ``kernel`` intervals / span; ``idle_in_bracket_pct``
    is brackets minus kernels, what figure 1 counts as busy though the device was idle.
 4. ``nvml_mean_pct``, ``nvml_zero_pct``: mean NVML utilization of the window's samples,
@@ -31,8 +33,8 @@ Figures (``analyze``), per device, plus "all" = the mean over devices
 6. ``gaps_ms``: every idle ms of the window (span minus busy) assigned to exactly one
    cause, the first in CAUSES whose condition holds (below); ``Analysis.gaps_ms`` totals
    them over devices, and ``per_partition`` divides by the partitions in the window.
-7. ``balance``: per-partition synthesis vs GPU (lock-held) time, queue depth over time,
-   starvation episodes, and the synthesis workers that would keep the GPUs fed.
+7. ``balance``: per-partition synthesis vs GPU (kernel device) time, queue depth over
+   time, starvation episodes, and the synthesis workers that would keep the GPUs fed.
 
 Partitions in the window: those whose first kernel starts in [start, end).
 
@@ -47,8 +49,8 @@ alloc       an allocation for this device runs (a key made resident: buffers, ke
 sync        the host is in a synchronize on this device
 epilogue    an epilogue runs inside this device's lock
 lock_wait   a GPU worker of this device waits for its lock while nobody holds it
-launch      a partition is in flight here (picked up, lock not yet released): host work
-            between kernel launches that no event above explains
+launch      a partition is in flight here (picked up, its device work not yet seen done):
+            host work before or between kernel launches that no event above explains
 dispatch    nothing in flight here, yet a partition is queued: all GPU workers are busy
             elsewhere (an epilogue outside the lock, say)
 starvation  nothing in flight here and the queue is empty: synthesis is behind
@@ -96,6 +98,7 @@ class DeviceFigures:
     device: int
     bracket_pct: float
     lock_held_pct: float
+    held_idle_pct: float
     busy_pct: float
     idle_in_bracket_pct: float
     nvml_mean_pct: float | None
@@ -120,7 +123,7 @@ class PhaseFigures:
 @dataclass
 class PartitionFigures:
     """One partition's times (ms): synthesis, queued -> picked up, lock wait, lock held
-    (its GPU time) and kernel device time; None where the timeline has no such event."""
+    (its launches) and kernel device time; None where the timeline has no such event."""
 
     job: str
     partition: int
@@ -128,13 +131,14 @@ class PartitionFigures:
     synthesis_ms: float | None
     queued_ms: float | None
     lock_wait_ms: float | None
-    gpu_ms: float | None
+    lock_held_ms: float | None
     busy_ms: float
 
 
 @dataclass
 class Balance:
-    """Figure 7. ``synthesis_ms`` and ``gpu_ms`` are means over the window's partitions;
+    """Figure 7. ``synthesis_ms`` and ``gpu_ms`` (kernel device time) are means over the
+    window's partitions;
     ``workers`` the synthesis workers seen; ``workers_needed`` = ceil(devices *
     synthesis_ms / gpu_ms), the workers whose output matches what the GPUs consume,
     assuming synthesis keeps its speed as workers are added (enough cores). Queue depth
@@ -282,13 +286,14 @@ def _depth_at(queue: np.ndarray, points: np.ndarray) -> np.ndarray:
 
 
 def _in_flight(events: dict[str, list[dict]], device: int, end_ms: float) -> np.ndarray:
-    """Per partition picked up on ``device``: [pickup, lock released]; without a lock
-    release, until its done or failed event, or ``end_ms`` while it is still running."""
+    """Per partition picked up on ``device``: [pickup, its device work seen done (the
+    bracket's end)]; without a bracket, until its lock release, its done or failed event,
+    or ``end_ms`` while it is still running."""
     finished: dict[Key, float] = {}
     for e in events["done"] + events["failed"]:
         if "partition" in e:
             finished.setdefault(_key(e), e["t_ms"])
-    for e in events["lock_held"]:
+    for e in events["lock_held"] + events["gpu_bracket"]:
         finished[_key(e)] = e["end_ms"]
     return iv.as_array([(e["t_ms"], finished.get(_key(e), end_ms))
                         for e in events["picked_up"] if e["device"] == device])
@@ -317,6 +322,7 @@ def _device_figures(events: dict[str, list[dict]], device: int, start_ms: float,
         device=device,
         bracket_pct=100 * iv.length(brackets) / span,
         lock_held_pct=100 * iv.length(held) / span,
+        held_idle_pct=100 * (iv.length(held) - iv.length(iv.intersect(held, busy))) / span,
         busy_pct=100 * iv.length(busy) / span,
         idle_in_bracket_pct=100 * (iv.length(brackets) - both) / span,
         nvml_mean_pct=float(samples.mean()) if len(samples) else None,
@@ -379,7 +385,7 @@ def _partition_figures(mine: dict[str, list[dict]], key: Key, device: int) -> Pa
     return PartitionFigures(
         job=key[0], partition=key[1], device=device, synthesis_ms=total("synthesis"),
         queued_ms=picked[0]["t_ms"] - queued[0]["t_ms"] if queued and picked else None,
-        lock_wait_ms=total("lock_wait"), gpu_ms=total("lock_held"), busy_ms=total("kernel") or 0.0,
+        lock_wait_ms=total("lock_wait"), lock_held_ms=total("lock_held"), busy_ms=total("kernel") or 0.0,
     )
 
 
@@ -387,7 +393,7 @@ def _balance(events: dict[str, list[dict]], devices: list[DeviceFigures], partit
              queue: np.ndarray, start_ms: float, end_ms: float) -> Balance:
     """Figure 7 over [start_ms, end_ms]."""
     synthesis_ms = _mean(p.synthesis_ms for p in partitions)
-    gpu_ms = _mean(p.gpu_ms for p in partitions)
+    gpu_ms = _mean(p.busy_ms for p in partitions)
     needed = None
     if synthesis_ms is not None and gpu_ms:
         needed = max(1, math.ceil(len(devices) * synthesis_ms / gpu_ms - 1e-9))  # 1e-9: float noise

@@ -20,7 +20,7 @@ from tests.engine.conftest import TIMEOUT_S, max_overlap, run_engine, synthesize
 
 KERNELS = {"matvec", "ntt", "msm_a", "msm_b1", "msm_b2", "msm_c", "msm_h"}
 LIFE = ("synthesis", "queued", "picked_up", "lock_wait", "lock_held", "gpu_bracket", "staging", "download",
-        "epilogue", "done")
+        "sync", "epilogue", "done")
 P = 5
 
 
@@ -75,7 +75,8 @@ def test_timeline_holds_every_partition_life_in_order(good):
         assert end("synthesis") <= start("queued") <= start("staging") <= end("staging") <= start("picked_up")
         assert start("picked_up") <= start("lock_wait") <= end("lock_wait") == start("lock_held")
         assert start("lock_held") <= start("gpu_bracket") <= min(k["t_ms"] for k in kernels)
-        assert max(k["end_ms"] for k in kernels) <= end("gpu_bracket") <= end("lock_held") <= start("epilogue")
+        assert max(k["end_ms"] for k in kernels) <= end("gpu_bracket") <= start("epilogue")
+        assert end("lock_held") <= start("sync") <= end("sync") <= end("gpu_bracket")  # waited for outside the lock
         assert life["epilogue"]["in_lock"] is False and end("epilogue") <= start("done")
     allocs = timeline.of("alloc")
     assert len(allocs) == 1 and allocs[0]["bytes"] > 0  # one Prover, made for the first partition
@@ -87,8 +88,10 @@ def test_analysis_of_the_run(good):
     whole = analysis.analyze(timeline, "whole")
     assert whole.done == P and whole.failed == 0 and len(whole.partitions) == P
     (device,) = whole.devices
-    assert 0 < device.busy_pct <= device.bracket_pct <= device.lock_held_pct <= 100
-    assert all(p.busy_ms > 0 and p.gpu_ms >= p.busy_ms for p in whole.partitions)
+    assert 0 < device.busy_pct <= device.bracket_pct <= 100
+    # the CPU backend works inside the lock (a GPU only launches there)
+    assert device.busy_pct <= device.lock_held_pct and device.held_idle_pct < device.lock_held_pct
+    assert all(p.busy_ms > 0 and p.lock_held_ms >= p.busy_ms for p in whole.partitions)
     assert {p.phase for p in whole.phases} == KERNELS and all(p.efficiency_pct for p in whole.phases)
     steady = analysis.analyze(timeline, "steady")  # P >= 3: the first and last partitions are left out
     assert len(steady.partitions) == P - 2 and steady.devices[0].busy_pct > 0
@@ -127,14 +130,14 @@ def test_wrong_witnesses_are_refused_before_device_work(tmp_path, key):
 def test_unsatisfied_witness_and_device_error_fail_their_jobs(tmp_path, key, monkeypatch):
     wrong = witness(1)
     wrong[0, 5] ^= 1  # a private wire changed: still canonical, no longer a solution
-    real = Prover.device_work
+    real = Prover.enqueue
 
-    def device_work(self, slot, timer):
+    def enqueue(self, slot, timer):
         if slot.host[0, 7] == 12345:
             raise RuntimeError("device fault")
         return real(self, slot, timer)
 
-    monkeypatch.setattr(Prover, "device_work", device_work)
+    monkeypatch.setattr(Prover, "enqueue", enqueue)
     faulty = witness(2)
     faulty[:, 7] = 0
     faulty[0, 7] = 12345

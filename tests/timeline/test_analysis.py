@@ -34,7 +34,8 @@ def test_cuzk_case_brackets_90_device_50(tmp_path):
     assert d.gaps_ms == only(d.gaps_ms, sync=320, alloc=40, lock_wait=40)
     # all the idle time inside the brackets is synchronize
     assert d.gaps_ms["sync"] == approx(d.idle_in_bracket_pct / 100 * a.span_ms)
-    assert len(a.partitions) == 8 and all(p.gpu_ms == 95 and p.busy_ms == 50 for p in a.partitions)
+    assert len(a.partitions) == 8 and all(p.lock_held_ms == 95 and p.busy_ms == 50 for p in a.partitions)
+    assert d.held_idle_pct == approx(45)  # the lock's cost: held, device idle
 
 
 def test_whole_window_includes_warm_up_and_drain(tmp_path):
@@ -144,6 +145,28 @@ def test_staging_counts_as_upload_only_while_a_partition_waits_for_it(tmp_path):
         w.kernel("msm", 40, 50, **second)
     d = analyze(read(path)).devices[0]
     assert d.gaps == [(10, 30, "dispatch"), (30, 40, "upload")]
+
+
+def test_work_queued_behind_the_previous_partition(tmp_path):
+    """The engine's GPU workers launch under the lock and wait after it: partition 1 is
+    launched (lock held 20-25) while partition 0's kernels run (0-40), so the lock costs
+    no device time, and partition 0 stays in flight until its device work is seen done
+    (the bracket's end, 42), not at its lock release (5)."""
+    path = tmp_path / "t.jsonl"
+    first, second = ({"job": "j", "partition": p, "device": 0} for p in (0, 1))
+    with TimelineWriter(path) as w:
+        w.instant("picked_up", at_ms=0, **first, gpu_worker=0)
+        w.interval("lock_held", 0, 5, **first, gpu_worker=0)
+        w.interval("gpu_bracket", 1, 42, **first, gpu_worker=0)
+        w.kernel("msm", 2, 40, **first)
+        w.instant("picked_up", at_ms=20, **second, gpu_worker=1)
+        w.interval("lock_held", 20, 25, **second, gpu_worker=1)
+        w.interval("gpu_bracket", 21, 80, **second, gpu_worker=1)
+        w.kernel("msm", 44, 78, **second)
+    d = analyze(read(path)).devices[0]
+    assert d.gaps == [(0, 2, "launch"), (40, 44, "launch"), (78, 80, "launch")]
+    assert d.held_idle_pct == approx(100 * 2 / 80)  # 0-2 only: 20-25 overlaps partition 0's kernel
+    assert d.lock_held_pct == approx(100 * 10 / 80)
 
 
 def test_kernel_efficiency_against_the_peaks(tmp_path):

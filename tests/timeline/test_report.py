@@ -38,7 +38,7 @@ def test_tables_and_short_form(tmp_path):
     assert len(lines) == 3
     assert "device busy 33.3%" in lines[0] and "host brackets 33.3%" in lines[0]
     assert "starvation 66.7%" in lines[1]
-    assert "synthesis 300.0 ms vs GPU 100.0 ms" in lines[2] and "to keep the GPU fed 3" in lines[2]
+    assert "synthesis 300.0 ms vs GPU kernels 100.0 ms" in lines[2] and "to keep the GPU fed 3" in lines[2]
 
 
 def test_gantt_png(tmp_path):
