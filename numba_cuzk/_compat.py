@@ -10,7 +10,17 @@ the project patches third-party modules.
    a simulated kernel could not call the ``@njit`` field functions that real kernels
    call. Handing the kernel the numpy array behind the wrapper gives the same indexing
    semantics for our plain integer arrays and lets the same kernel source run.
+3. numba-cuda 0.30 links a kernel once per compute capability and loads that one
+   library into every device's context under the same handle; each context unloads it
+   when it lets the module go, at exit at the latest. On a host of two GPUs of one kind
+   the second unload frees the library twice and glibc aborts the process at exit
+   ("double free or corruption", "corrupted size vs. prev_size": every two-H200
+   `numba-cuzk run`, never one H200). The driver's cuLibraryUnload is wrapped to unload
+   each handle once. A handle the driver reuses for a later library is then never
+   unloaded: a leak of a kernel's code until exit, not a crash.
 """
+
+import threading
 
 import numpy
 
@@ -28,3 +38,32 @@ def _unwrap_simulated_arrays() -> None:
 
 
 _unwrap_simulated_arrays()
+
+
+def unload_once(unload):
+    """``unload(handle)`` made to act once per handle value (thread-safe)."""
+    done: set[int] = set()
+    lock = threading.Lock()
+
+    def unload_each_once(handle) -> None:
+        with lock:
+            if int(handle) in done:
+                return
+            done.add(int(handle))
+        unload(handle)
+
+    return unload_each_once
+
+
+def _unload_each_kernel_library_once() -> None:
+    from numba import config
+
+    if config.ENABLE_CUDASIM:  # the simulator's driver loads nothing
+        return
+    from numba.cuda.cudadrv.driver import driver
+
+    # set before the first unload, the attribute stops the driver's lazy binding of the name
+    driver.cuLibraryUnload = unload_once(lambda handle: driver._cuda_python_wrap_fn("cuLibraryUnload")(handle))
+
+
+_unload_each_kernel_library_once()

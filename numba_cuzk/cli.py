@@ -629,7 +629,7 @@ def _run_utilization(path) -> tuple[dict | None, str]:
 def _print_run(summary: dict, short: str) -> None:
     table = Table(title=f"numba-cuzk run ({summary['backend']} backend: "
                         f"{', '.join(d['name'] for d in summary['devices'])})",
-                  caption="GPU: device lock held (kernels compiled before the first partition: alloc)")
+                  caption="GPU: its kernels' device time (kernels compiled before the first partition: alloc)")
     for heading in ("job", "part", "dev", "synth ms", "GPU ms", "epi ms", "total ms", "proof"):
         table.add_column(heading, justify="left" if heading in ("job", "proof") else "right")
     for job in summary["jobs"]:
