@@ -55,6 +55,14 @@ def unload_once(unload):
     return unload_each_once
 
 
+def install_unload_once(driver) -> None:
+    """Make ``driver.cuLibraryUnload`` (numba-cuda's lazily bound driver function) unload
+    each handle once. The driver's own wrapper is bound here, once: binding it stores it
+    as the attribute, which must not happen again after ours is set."""
+    real = driver._cuda_python_wrap_fn("cuLibraryUnload")
+    driver.cuLibraryUnload = unload_once(real)
+
+
 def _unload_each_kernel_library_once() -> None:
     from numba import config
 
@@ -62,8 +70,10 @@ def _unload_each_kernel_library_once() -> None:
         return
     from numba.cuda.cudadrv.driver import driver
 
-    # set before the first unload, the attribute stops the driver's lazy binding of the name
-    driver.cuLibraryUnload = unload_once(lambda handle: driver._cuda_python_wrap_fn("cuLibraryUnload")(handle))
+    try:
+        install_unload_once(driver)
+    except (AttributeError, ImportError):  # no cuLibrary API in these bindings: nothing to guard
+        pass
 
 
 _unload_each_kernel_library_once()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from numba_cuzk._compat import unload_once
+from numba_cuzk._compat import install_unload_once, unload_once
 
 
 class Handle:
@@ -21,3 +21,26 @@ def test_each_library_handle_is_unloaded_once():
     for value in (7, 7, 9, 7, 9, 11):  # two contexts letting go of the same libraries
         unload(Handle(value))
     assert unloaded == [7, 9, 11]
+
+
+class LazyDriver:
+    """numba-cuda's Driver in small: a function is bound on first use and stored as an
+    attribute, which replaces whatever the attribute held."""
+
+    def __init__(self) -> None:
+        self.unloaded: list[int] = []
+
+    def _cuda_python_wrap_fn(self, name: str):
+        def call(handle):
+            self.unloaded.append(int(handle))
+
+        setattr(self, name, call)
+        return call
+
+
+def test_the_guard_stays_on_the_driver_after_unloads():
+    driver = LazyDriver()
+    install_unload_once(driver)
+    for value in (3, 3, 4, 3):
+        driver.cuLibraryUnload(Handle(value))
+    assert driver.unloaded == [3, 4]
