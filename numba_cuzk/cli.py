@@ -543,7 +543,7 @@ def _run_summary(pk, outcomes, wall_s: float, devices: list[dict]) -> dict:
     for name, outcome in outcomes:
         failed = isinstance(outcome, JobFailed)
         done = list(outcome.finished.values()) if failed else outcome.partitions
-        rows = [{"partition": p.index, "device": p.device, "synthesis_ms": p.synthesis_ms, "gpu_ms": p.gpu_ms,
+        rows = [{"partition": p.index, "device": p.device, "synthesis_ms": p.synthesis_ms, "kernel_ms": p.kernel_ms,
                  "epilogue_ms": p.epilogue_ms, "total_ms": p.total_ms,
                  "verified": pairing.verify(pk.verifying_key, p.public_inputs, p.proof)} for p in done]
         ok = not failed and all(r["verified"] for r in rows)
@@ -629,13 +629,13 @@ def _run_utilization(path) -> tuple[dict | None, str]:
 def _print_run(summary: dict, short: str) -> None:
     table = Table(title=f"numba-cuzk run ({summary['backend']} backend: "
                         f"{', '.join(d['name'] for d in summary['devices'])})",
-                  caption="GPU: its kernels' device time (kernels compiled before the first partition: alloc)")
-    for heading in ("job", "part", "dev", "synth ms", "GPU ms", "epi ms", "total ms", "proof"):
+                  caption="kernel: the partition's kernels' device time (compiled before the first partition: alloc)")
+    for heading in ("job", "part", "dev", "synth ms", "kernel ms", "epi ms", "total ms", "proof"):
         table.add_column(heading, justify="left" if heading in ("job", "proof") else "right")
     for job in summary["jobs"]:
         for r in job["partitions"]:
             table.add_row(job["job"], str(r["partition"]), str(r["device"]), *(f"{r[k]:.1f}" for k in (
-                "synthesis_ms", "gpu_ms", "epilogue_ms", "total_ms")),
+                "synthesis_ms", "kernel_ms", "epilogue_ms", "total_ms")),
                 "[green]verified[/green]" if r["verified"] else "[red]INVALID[/red]")
     console.print(table)
     for job in summary["jobs"]:

@@ -82,7 +82,7 @@ class ProvedPartition:
     worker: str
     device: int | None
     synthesis_ms: float = 0.0
-    gpu_ms: float = 0.0
+    kernel_ms: float = 0.0
     epilogue_ms: float = 0.0
     total_ms: float = 0.0
     recovered: bool = False
@@ -249,7 +249,7 @@ class ProvingPlugin(WorkerPlugin):
         if not ours:
             return ProvedPartition(entry.job, entry.index, proof, public, self.worker.address, None, recovered=True)
         return ProvedPartition(entry.job, entry.index, proof, public, self.worker.address, part.device,
-                               part.synthesis_ms, part.gpu_ms, part.epilogue_ms, part.total_ms)
+                               part.synthesis_ms, part.kernel_ms, part.epilogue_ms, part.total_ms)
 
     def _report(self, chunk: Chunk, proved: ProvedPartition) -> ProvedPartition:
         self.worker.log_event(chunk.topic, {"job": proved.job, "index": proved.index})

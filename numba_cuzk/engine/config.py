@@ -35,14 +35,16 @@ class EngineConfig:
         (``python -m bench.engine`` measures both); threads suit synthesizers that release
         the GIL, are cheap (a file read), or cannot be pickled (lambdas).
     gpu_workers_per_device: GPU workers sharing one device's lock (cuzk's gw). The lock
-        covers device work only, so with 2 (the default) one worker's epilogue overlaps
-        the other's device work: on the H200, bit_heavy 2^20 x 10 partitions, 0.761 s
-        per proof against 0.910 with 1 (bench/results/engine-2026-11-30.json).
+        covers launching a partition's device work, so with 2 (the default) one worker
+        queues the next partition while the device runs the other's, and assembles its
+        proof while the device goes on: on the H200, bit_heavy 2^20 x 10 partitions,
+        0.579 s per proof and device busy 97.4% against 0.676 s and 80.4% with 1
+        (bench/results/engine-2026-11-30.json, 01f5833).
     max_in_flight: partitions admitted at once (synthesizing, queued, or on a device);
         None: synthesis_workers + 2 per GPU worker, enough to keep every worker fed.
     host_memory_budget_bytes: witness bytes admitted at once, 32 B per wire per
         partition, held from synthesis start to its staging (the copy into a device's
-        pinned witness slot: gpu_workers_per_device + 1 per key and device); a partition
+        pinned proof slot: gpu_workers_per_device + 1 per key and device); a partition
         waits until its witness fits. None: a quarter of physical memory.
     device_memory_budget_bytes: proving-key bytes resident per device (gpu.key_bytes);
         least recently used keys are evicted past it. None: no limit.

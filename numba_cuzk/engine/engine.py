@@ -7,9 +7,10 @@
 Threads: a dispatcher admits partitions in submission order (HostBudget: backpressure)
 and hands them to the synthesis pool; a finished synthesis is checked (shape, canonical,
 wire 0) and counted (ops.py) where it lands, then queued; each device's stager takes
-partitions from the one shared queue as its witness slots free up, so jobs spread over
-the devices, and uploads them for its GPU workers (one per device, or
-``gpu_workers_per_device``; numba_cuzk.engine.gpu); an NVML sampler. Every step is a timeline event (numba_cuzk.events).
+partitions from the one shared queue as its proof slots free up, so jobs spread over
+the devices, and uploads them for its GPU workers (``gpu_workers_per_device``;
+numba_cuzk.engine.gpu); an NVML sampler. Every step is a timeline event
+(numba_cuzk.events).
 
 Faults: a synthesizer that raises, a witness that is refused, or an error on the device
 or in the epilogue fails that partition (a ``failed`` event) and so its job (``JobFailed``

@@ -41,17 +41,17 @@ from numba_cuzk import backend
 from numba_cuzk.engine.job import Partition, PartitionResult
 from numba_cuzk.engine.record import Recorder, host_ms_to_ns, now_ns
 from numba_cuzk.groth16.keys import ProvingKey
-from numba_cuzk.groth16.prove import Prover
+from numba_cuzk.groth16.prove import ProofSlot, Prover
 from numba_cuzk.groth16.timing import PhaseTimer
 
-HOST_PHASES = {"download": "download", "sync": "sync"}  # the rest of a worker's phases are kernels
+INTERVAL_PHASES = {"download", "sync"}  # recorded as intervals of their own; the other phases are kernels
 G1_BYTES, G2_BYTES, FR_BYTES = 96, 192, 32  # affine points and field elements in the curve layout
 CSR_BYTES_PER_COEFFICIENT = 36  # 32 B value + 4 B column index
 WORK_VECTORS = 5  # a, b, c, d and the zero vector: n Fr each
 
 
 def key_bytes(pk: ProvingKey, slots: int = 1) -> int:
-    """Device bytes of a Prover for ``pk`` with ``slots`` witness slots: the five queries,
+    """Device bytes of a Prover for ``pk`` with ``slots`` proof slots: the five queries,
     A and B as CSR, the witnesses and work vectors. The NTT and MSM workspaces, cached per
     shape and shared by every key of that shape, are not counted."""
     n, m = pk.domain_size, pk.n_vars
@@ -62,8 +62,8 @@ def key_bytes(pk: ProvingKey, slots: int = 1) -> int:
 
 @dataclass(eq=False)
 class Resident:
-    """A proving key made ready on a device: its Prover, its device bytes, and its witness
-    slots not in use (a slot goes back once the device work that read it has finished)."""
+    """A proving key made ready on a device: its Prover, its device bytes, and its proof
+    slots not in use (a slot goes back once its proof's results are collected)."""
 
     pk: ProvingKey
     prover: Prover
@@ -78,7 +78,7 @@ class Staged:
 
     part: Partition
     resident: Resident
-    slot: object
+    slot: ProofSlot
     public: list[int]
 
 
@@ -183,7 +183,7 @@ def stager(device: Device, work: queue.Queue, pipeline: Pipeline) -> None:
                 continue
             try:
                 resident = device.resident(part.job.job.pk, pipeline.recorder, part.ids)
-                slot = resident.free.get()  # waits while every slot is in device work
+                slot = resident.free.get()  # waits while every slot holds a proof in flight
             except Exception as exc:
                 pipeline.failed(part, "staging", exc)
                 continue
@@ -223,17 +223,18 @@ def gpu_worker(device: Device, worker: int, pipeline: Pipeline) -> None:
                 continue
             stage = "gpu"
             try:
-                points, gpu_ms = _device_work(device, worker, staged, pipeline.recorder)
+                points, kernel_ms = _device_work(device, worker, staged, pipeline.recorder)
                 stage = "epilogue"
-                pipeline.proved(part, _epilogue(device, staged, points, gpu_ms, pipeline.recorder))
+                pipeline.proved(part, _epilogue(device, staged, points, kernel_ms, pipeline.recorder))
             except Exception as exc:  # the partition's job fails; the worker serves the next one
                 pipeline.failed(part, stage, exc)
 
 
 def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> tuple[dict, float]:
     """The prover's device work on the staged slot: launched under the device lock,
-    waited for after it (the slot goes back then). Recorded once the work is done, so that
-    writing events never holds the device; returns (points, kernel device ms)."""
+    waited for after it (the slot goes back once its results are collected). Events are
+    written after the lock is released, so writing never holds the device; returns
+    (points, kernel device ms)."""
     part, ids, where = staged.part, staged.part.ids, {"device": device.id, "gpu_worker": worker}
     prover, slot = staged.resident.prover, staged.slot
     asked = now_ns()
@@ -245,9 +246,11 @@ def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> 
         start = now_ns()
         prover.enqueue(slot, timer)
     except BaseException:
-        if device.gpu:
-            device.stream.synchronize()  # the slot is reused only once the stream is done with it
-        staged.resident.free.put(slot)
+        try:
+            if device.gpu:
+                device.stream.synchronize()  # the slot is reused only once the stream is done with it
+        finally:  # a faulted device raises here too: the slot still goes back, the first error propagates
+            staged.resident.free.put(slot)
         raise
     finally:
         device.lock.release()
@@ -263,15 +266,15 @@ def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> 
     kernel_ms = 0.0
     for phase, start_ms, end_ms in timer.intervals_ms(launched_ms=start / 1e6):  # events complete: no wait
         start_ns, end_ns = host_ms_to_ns(start_ms), host_ms_to_ns(end_ms)
-        if phase in HOST_PHASES:
-            rec.interval(HOST_PHASES[phase], start_ns, end_ns, **ids, device=device.id)
+        if phase in INTERVAL_PHASES:
+            rec.interval(phase, start_ns, end_ns, **ids, device=device.id)
         else:
             kernel_ms += end_ms - start_ms
             rec.kernel(phase, start_ns, end_ns, **ids, device=device.id, **part.ops.get(phase, {}))
     return points, kernel_ms
 
 
-def _epilogue(device: Device, staged: Staged, points: dict, gpu_ms: float, rec: Recorder) -> PartitionResult:
+def _epilogue(device: Device, staged: Staged, points: dict, kernel_ms: float, rec: Recorder) -> PartitionResult:
     """Outside the lock: assemble and check the proof, write it if the job asks."""
     part = staged.part
     start = now_ns()
@@ -279,5 +282,5 @@ def _epilogue(device: Device, staged: Staged, points: dict, gpu_ms: float, rec: 
     part.job.write(part.index, proof, staged.public)
     end = now_ns()
     rec.interval("epilogue", start, end, **part.ids, device=device.id, in_lock=False)
-    return PartitionResult(part.index, proof, staged.public, device.id, part.synthesis_ms, gpu_ms,
+    return PartitionResult(part.index, proof, staged.public, device.id, part.synthesis_ms, kernel_ms,
                            (end - start) / 1e6, (end - part.synthesis_start_ns) / 1e6)

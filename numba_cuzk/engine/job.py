@@ -53,7 +53,7 @@ class Job:
 @dataclass(frozen=True)
 class PartitionResult:
     """One proved partition. Times in ms: ``synthesis_ms`` the synthesizer's run,
-    ``gpu_ms`` its kernels' device time, ``epilogue_ms`` proof assembly,
+    ``kernel_ms`` its kernels' device time, ``epilogue_ms`` proof assembly,
     check and writing, ``total_ms`` from synthesis start to the proof."""
 
     index: int
@@ -61,7 +61,7 @@ class PartitionResult:
     public_inputs: list[int]
     device: int
     synthesis_ms: float
-    gpu_ms: float
+    kernel_ms: float
     epilogue_ms: float
     total_ms: float
 

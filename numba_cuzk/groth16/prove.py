@@ -91,9 +91,9 @@ class Prover:
     """``pk`` made ready on one backend: the GPU (default when there is one) or the CPU.
 
     Device memory: the five queries (~(3 n_vars + n) 96 B + n_vars 192 B), the A/B CSR
-    (36 B per coefficient), buffers 5 x 32 n bytes, ``slots`` witness slots of 32 n_vars
-    bytes (and as much pinned host memory), and the NTT/MSM caches.
-    One proof's device work at a time per Prover (its buffers are reused).
+    (36 B per coefficient), buffers 5 x 32 n bytes, ``slots`` proof slots of 32 n_vars
+    bytes (and as much pinned host memory, plus the pinned window sums), and the NTT/MSM
+    caches. Proofs enqueued on its stream run one after the other (its buffers are reused).
     """
 
     def __init__(self, pk: ProvingKey, *, gpu: bool | None = None, stream=None, slots: int = 1) -> None:
@@ -195,7 +195,7 @@ class Prover:
         return {name: WindowSums(curve, c, slot.sums[name].copy()) for name, (curve, c) in slot.windows.items()}
 
     def assemble(self, points: dict, public_inputs: list[int], *, check: bool = True) -> Proof:
-        """Step 4 (host): the proof from ``device_work``'s window sums (each MSM by Horner's
+        """Step 4 (host): the proof from ``collect``'s window sums (each MSM by Horner's
         rule, msm.to_point: < 1 ms each), with fresh r and s; with ``check``, step 5
         against ``public_inputs`` (ValueError if it fails)."""
         proof = self._combine({name: to_point(sums) for name, sums in points.items()})

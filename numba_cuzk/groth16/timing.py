@@ -14,10 +14,9 @@ kept idle for anchors (one device's events share its clock): then work may alrea
 queued on ``stream`` when the timer is made. The time the host sees the anchor complete
 can be ms later, when another thread holds the GIL (an epilogue's pairing). The record
 call itself can block for ms behind another thread's driver call (seen on the H200 with
-the engine's copy stream), so
-``intervals_ms(launched_ms=...)`` also uses causality: no device event precedes the host
-time before its launch, a lower bound on the anchor that holds every mapped interval
-inside its host bracket.
+the engine's copy stream), so ``intervals_ms(launched_ms=...)`` also uses causality: no
+device event precedes the host time before its launch, a lower bound on the anchor that
+holds every mapped interval inside its host bracket.
 """
 
 from __future__ import annotations

@@ -132,20 +132,20 @@ class PartitionFigures:
     queued_ms: float | None
     lock_wait_ms: float | None
     lock_held_ms: float | None
-    busy_ms: float
+    kernel_ms: float
 
 
 @dataclass
 class Balance:
-    """Figure 7. ``synthesis_ms`` and ``gpu_ms`` (kernel device time) are means over the
+    """Figure 7. ``synthesis_ms`` and ``kernel_ms`` (kernel device time) are means over the
     window's partitions;
     ``workers`` the synthesis workers seen; ``workers_needed`` = ceil(devices *
-    synthesis_ms / gpu_ms), the workers whose output matches what the GPUs consume,
+    synthesis_ms / kernel_ms), the workers whose output matches what the GPUs consume,
     assuming synthesis keeps its speed as workers are added (enough cores). Queue depth
     is time-weighted over the window; ``starvation`` holds (device, start_ms, end_ms)."""
 
     synthesis_ms: float | None
-    gpu_ms: float | None
+    kernel_ms: float | None
     workers: int
     workers_needed: int | None
     queue_mean: float
@@ -385,7 +385,7 @@ def _partition_figures(mine: dict[str, list[dict]], key: Key, device: int) -> Pa
     return PartitionFigures(
         job=key[0], partition=key[1], device=device, synthesis_ms=total("synthesis"),
         queued_ms=picked[0]["t_ms"] - queued[0]["t_ms"] if queued and picked else None,
-        lock_wait_ms=total("lock_wait"), lock_held_ms=total("lock_held"), busy_ms=total("kernel") or 0.0,
+        lock_wait_ms=total("lock_wait"), lock_held_ms=total("lock_held"), kernel_ms=total("kernel") or 0.0,
     )
 
 
@@ -393,15 +393,15 @@ def _balance(events: dict[str, list[dict]], devices: list[DeviceFigures], partit
              queue: np.ndarray, start_ms: float, end_ms: float) -> Balance:
     """Figure 7 over [start_ms, end_ms]."""
     synthesis_ms = _mean(p.synthesis_ms for p in partitions)
-    gpu_ms = _mean(p.busy_ms for p in partitions)
+    kernel_ms = _mean(p.kernel_ms for p in partitions)
     needed = None
-    if synthesis_ms is not None and gpu_ms:
-        needed = max(1, math.ceil(len(devices) * synthesis_ms / gpu_ms - 1e-9))  # 1e-9: float noise
+    if synthesis_ms is not None and kernel_ms:
+        needed = max(1, math.ceil(len(devices) * synthesis_ms / kernel_ms - 1e-9))  # 1e-9: float noise
     edges = np.unique(np.concatenate([[start_ms, end_ms], queue[:, 0]]))
     edges = edges[(edges >= start_ms) & (edges <= end_ms)]
     depth = _depth_at(queue, edges[:-1])
     return Balance(
-        synthesis_ms=synthesis_ms, gpu_ms=gpu_ms,
+        synthesis_ms=synthesis_ms, kernel_ms=kernel_ms,
         workers=len({e["worker"] for e in events["synthesis"]}), workers_needed=needed,
         queue_mean=float(np.sum(depth * np.diff(edges)) / (end_ms - start_ms)),
         queue_max=int(depth.max()) if len(depth) else 0,

@@ -1,7 +1,8 @@
 """A timeline as a PNG Gantt chart (matplotlib, Agg; imported only when drawing).
 
-Lanes, top to bottom: one per synthesis worker; per GPU, the host view (lock held, with
-the cuzk-style GPU_START..GPU_END brackets inside it), the device view (kernels timed on
+Lanes, top to bottom: one per synthesis worker; per GPU, the host view (lock held and
+the cuzk-style GPU_START..GPU_END brackets, which run on past the lock while the host
+waits for the device, and overlap when partitions are queued), the device view (kernels timed on
 the device, by phase) and the idle time by cause over the analysed window. Under them:
 queue depth and NVML utilization. Time is in seconds on the host clock. A window other
 than the whole run is drawn alone (with a 5% margin), so that a steady state after a long

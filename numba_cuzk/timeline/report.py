@@ -67,7 +67,7 @@ def short(a: Analysis) -> str:
         f"host brackets {a.mean('bracket_pct'):.1f}%, lock held {a.mean('lock_held_pct'):.1f}%"
         + ("" if nvml is None else f", NVML {nvml:.0f}%"),
         f"device idle {100 - a.mean('busy_pct'):.1f}%: {idle}",
-        f"per partition: synthesis {_ms(b.synthesis_ms)} vs GPU kernels {_ms(b.gpu_ms)}; synthesis workers "
+        f"per partition: synthesis {_ms(b.synthesis_ms)} vs GPU kernels {_ms(b.kernel_ms)}; synthesis workers "
         f"{b.workers}, to keep the GPU fed {'-' if b.workers_needed is None else b.workers_needed}",
     ])
 
@@ -115,7 +115,7 @@ def _balance(a: Analysis) -> Table:
     for label, value in (
         ("partitions in the window", str(len(a.partitions))),
         ("synthesis per partition", _ms(b.synthesis_ms)),
-        ("GPU (kernels) per partition", _ms(b.gpu_ms)),
+        ("GPU (kernels) per partition", _ms(b.kernel_ms)),
         ("synthesis workers: now, to keep the GPU fed", f"{b.workers}, {b.workers_needed or '-'}"),
         ("queue depth: mean, max", f"{b.queue_mean:.2f}, {b.queue_max}"),
         ("starvation: episodes, total, longest",

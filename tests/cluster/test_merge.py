@@ -83,7 +83,7 @@ def test_analysed_like_one_host(merged):
     _, timeline = merged
     whole = analysis.analyze(timeline, "whole")
     assert [d.device for d in whole.devices] == [0, 1] and whole.done == 2 and whole.balance.workers == 2
-    assert [p.busy_ms for p in whole.partitions] == [2.0, 2.0]
+    assert [p.kernel_ms for p in whole.partitions] == [2.0, 2.0]
 
 
 def test_nothing_of_the_jobs(tmp_path):

@@ -20,6 +20,7 @@ from numba_cuzk.groth16.keys import Proof
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.setup import domain_log, setup
+from numba_cuzk.groth16.timing import PhaseTimer
 from numba_cuzk.msm import to_point
 from tests.conftest import SIMULATOR
 
@@ -120,6 +121,25 @@ def test_verify_with_py_ecc(cube):
     assert final_exponentiate(lhs) != final_exponentiate(wrong)
 
 
+def test_proofs_queued_one_behind_the_other_keep_their_own_results(cube):
+    """Two proofs enqueued before either is collected (an engine's two GPU workers): each
+    slot downloads into its own buffers, so the first proof survives the second's work."""
+    _, _, pk, _ = cube
+    prover = Prover(pk, gpu=False, slots=2)
+    witnesses = [cube_circuit(x)[1] for x in (3, 4)]
+    for slot, witness in zip(prover.slots, witnesses):
+        slot.load(witness, prover.stream, PhaseTimer())
+        prover.enqueue(slot, PhaseTimer())
+    for slot, witness in zip(prover.slots, witnesses):
+        public = prover.public_inputs(witness)
+        proof = prover.assemble(prover.collect(slot, PhaseTimer()), public)  # raises if it does not verify
+        assert pairing.verify(pk.verifying_key, public, proof) and public == [witness_out(witness)]
+
+
+def witness_out(witness: np.ndarray) -> int:
+    return from_limbs(np.ascontiguousarray(witness[:, 1:2]), FR)[0]
+
+
 def test_bad_witnesses_are_refused(cube):
     _, witness, _, prover = cube
     wrong = witness.copy()
@@ -165,7 +185,6 @@ def test_csr_matvec_kernel_matches_cpu():
 @pytest.mark.skipif(SIMULATOR, reason="a whole GPU proof is minutes in the simulator; its kernels are tested there")
 def test_gpu_proof_verifies_and_matches_cpu_parts():
     from numba_cuzk.groth16.circuits import build
-    from numba_cuzk.groth16.timing import PhaseTimer
 
     r1cs, witness = build("bit_heavy", 12, seed=1)
     pk = setup(r1cs, gpu=True)
@@ -178,3 +197,14 @@ def test_gpu_proof_verifies_and_matches_cpu_parts():
         prover.slots[0].load(witness, prover.stream, PhaseTimer(prover.stream))
     on_gpu, on_cpu = gpu.device_work(gpu.slots[0], PhaseTimer(gpu.stream)), cpu.device_work(cpu.slots[0], PhaseTimer())
     assert {k: to_point(v) for k, v in on_gpu.items()} == {k: to_point(v) for k, v in on_cpu.items()}
+    # queued one behind the other on the stream, collected afterwards: each as proved alone
+    queued = Prover(pk, gpu=True, slots=2)
+    others = [build("bit_heavy", 12, seed=seed)[1] for seed in (2, 3)]
+    for slot, w in zip(queued.slots, others):
+        slot.load(w, queued.stream, PhaseTimer(queued.stream))
+        queued.enqueue(slot, PhaseTimer(queued.stream))
+    for slot, w in zip(queued.slots, others):
+        cpu.slots[0].load(w, None, PhaseTimer())
+        alone = cpu.device_work(cpu.slots[0], PhaseTimer())
+        got = queued.collect(slot, PhaseTimer(queued.stream))
+        assert {k: to_point(v) for k, v in got.items()} == {k: to_point(v) for k, v in alone.items()}

@@ -34,7 +34,7 @@ def test_cuzk_case_brackets_90_device_50(tmp_path):
     assert d.gaps_ms == only(d.gaps_ms, sync=320, alloc=40, lock_wait=40)
     # all the idle time inside the brackets is synchronize
     assert d.gaps_ms["sync"] == approx(d.idle_in_bracket_pct / 100 * a.span_ms)
-    assert len(a.partitions) == 8 and all(p.lock_held_ms == 95 and p.busy_ms == 50 for p in a.partitions)
+    assert len(a.partitions) == 8 and all(p.lock_held_ms == 95 and p.kernel_ms == 50 for p in a.partitions)
     assert d.held_idle_pct == approx(45)  # the lock's cost: held, device idle
 
 
@@ -58,7 +58,7 @@ def test_starvation_and_the_worker_count_that_feeds_the_gpu(tmp_path):
     assert (a.start_ms, a.end_ms) == (600, 1800)
     assert d.busy_pct == approx(100 / 3) and d.gaps_ms == only(d.gaps_ms, starvation=800)
     b = a.balance
-    assert (b.synthesis_ms, b.gpu_ms, b.workers, b.workers_needed) == (300, 100, 1, 3)
+    assert (b.synthesis_ms, b.kernel_ms, b.workers, b.workers_needed) == (300, 100, 1, 3)
     assert b.starvation == [(0, 700, 900), (0, 1000, 1200), (0, 1300, 1500), (0, 1600, 1800)]
     assert b.queue_max == 0
     # with the recommended workers, the GPU is fed

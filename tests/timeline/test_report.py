@@ -21,7 +21,7 @@ def test_dict_is_json_with_every_figure(tmp_path):
     assert d["utilization"]["all"]["bracket_pct"] == 90 and d["utilization"]["all"]["busy_pct"] == 50
     assert d["gaps"]["priority"] == list(CAUSES)
     assert d["gaps"]["pct_of_span"]["sync"] == 40 and d["gaps"]["per_partition_ms"]["sync"] == 40
-    assert {"synthesis_ms", "gpu_ms", "workers", "workers_needed", "queue_mean", "queue_max"} <= set(d["balance"])
+    assert {"synthesis_ms", "kernel_ms", "workers", "workers_needed", "queue_mean", "queue_max"} <= set(d["balance"])
     assert d["balance"]["starvation"]["episodes"] == 0
     assert [p["phase"] for p in d["kernels"]["phases"]] == ["phase1", "phase3"]
     assert len(d["partitions"]) == 8 and (d["done"], d["failed"]) == (10, 0)
