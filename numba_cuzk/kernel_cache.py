@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import sys
 import threading
 import types
@@ -227,6 +228,37 @@ def add_cpu_preload(preload: Callable[[], None]) -> None:
 def run_cpu_preloads() -> None:
     for preload in _CPU_PRELOADS:
         preload()
+
+
+def _index_targets(index: Path) -> set:
+    """The targets an index file (.nbi) holds entries for: "cpu" or "sm_MN" (CUDA)."""
+    try:
+        with open(index, "rb") as f:
+            pickle.load(f)  # numba's version
+            _, overloads = pickle.loads(f.read())
+    except Exception:  # unreadable or another numba's: as good as absent
+        return set()
+    targets = set()
+    for key in overloads:
+        magic = key[1]
+        cc = magic[1] if len(magic) == 2 and isinstance(magic[1], tuple) else None
+        targets.add(f"sm_{cc[0]}{cc[1]}" if cc else "cpu")
+    return targets
+
+
+def coverage(target: str) -> tuple[int, int]:
+    """(kernels with an entry for ``target`` ("cpu" or "sm_90") in this version's folder,
+    kernels of that kind defined so far): whether ``numba-cuzk compile`` has run here."""
+    from numba.core.registry import CPUDispatcher
+
+    wanted = [k for k in _KERNELS if isinstance(k, CPUDispatcher) == (target == "cpu")]
+    folder = cache_dir()
+    have = 0
+    for kernel in wanted:
+        name = kernel.py_func.__qualname__
+        if any(target in _index_targets(i) for i in folder.rglob(f"*.{name}-*.nbi")):
+            have += 1
+    return have, len(wanted)
 
 
 def compile_stats() -> dict:

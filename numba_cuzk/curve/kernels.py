@@ -110,7 +110,7 @@ def _decode_pair(curve: CurveParams) -> tuple:
     def body(i, status, points, flags):
         p = local_u32(L2)
         load(p, points, i, 2)
-        status[i] = decode_point(p, flags[i])
+        status[i] = decode_point(p, flags[0] if flags.shape[0] == 1 else flags[i])
         store(points, i, p, 2)
 
     return index_kernels(f"decode_{curve.name.lower()}", body, 3)
@@ -152,8 +152,9 @@ def to_affine(out, points, curve: CurveParams, form: str = "xyzz", stream=None):
 
 def decode(status, points, flags, curve: CurveParams, stream=None):
     """In place: (2L, n) canonical coordinates -> Montgomery affine points, decompressing
-    and checking per ``flags`` (checks.py: INFINITY, SIGN, COMPRESSED, CHECK); status[i]
-    gets checks.OK / NOT_ON_CURVE / NOT_IN_SUBGROUP."""
+    and checking per ``flags`` ((n,) uint32, or (1,) for every point; checks.py: INFINITY,
+    SIGN, COMPRESSED, CHECK, MONTGOMERY); status[i] gets checks.OK / NOT_ON_CURVE /
+    NOT_IN_SUBGROUP."""
     n = _check_points(points, curve, 2, "points")
     gpu, cpu = DECODE[curve.name]
     if is_device_array(points):
