@@ -22,7 +22,6 @@ from rich.console import Console
 from rich.table import Table
 
 from numba_cuzk import __version__, backend, kernel_cache
-from numba_cuzk.engine import precompile
 
 
 class _App(typer.Typer):
@@ -64,7 +63,9 @@ def _dist_version(name: str) -> str:
 
 @app.command()
 def info(as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
-    """Versions, CUDA toolchain, GPUs, and the backend kernels will run on."""
+    """Versions, CUDA toolchain, GPUs, the backend kernels will run on, and the kernel cache."""
+    from numba_cuzk.engine import precompile
+
     report = {
         "numba_cuzk": __version__,
         "python": platform.python_version(),
@@ -105,6 +106,8 @@ def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min
     """Compile every kernel for the visible GPU and the CPU backend into the kernel cache,
     in parallel processes; later processes load them instead of compiling."""
     from rich.progress import Progress
+
+    from numba_cuzk.engine import precompile
 
     names = precompile.task_names()
     start = time.perf_counter()
