@@ -12,11 +12,14 @@ Kernels never allocate, synchronize or copy.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numba import config, cuda, int64, njit, prange, uint32
 
 from numba_cuzk.ntt.device import (
-    N, ROOT_SLOTS, SLOTS, block_load, block_stage, block_store, load_roots, power_entry,
+    N, ROOT_SLOTS, SLOTS, block_load, block_stage, block_store, load_roots, power_entry, radix4_group,
+    radix4_schedule,
 )
 from numba_cuzk.ntt.domain import MAX_RADIX_LOG
 
@@ -63,6 +66,107 @@ def cpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
         for s in range(log_r):
             block_stage(buf, roots, MAX_RADIX_LOG - log_r, s, 0, 1, log_r, log_j)
         block_store(buf, dst, b, j0, post, 0, 1, log_n, log_r, log_j, log_ns, mode)
+
+
+THREADS_RADIX4 = 256  # one radix-4 unit (4 elements in registers) per thread at 2^10 elements per block
+LAUNCH_THREADS_RADIX4 = 32 if config.ENABLE_CUDASIM else THREADS_RADIX4
+
+
+def _radix4_options(min_blocks: int) -> dict:
+    return {} if config.ENABLE_CUDASIM else {"launch_bounds": (THREADS_RADIX4, min_blocks)}
+
+
+@cuda.jit(device=True)
+def radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
+    """One pass of one block in radix4_group steps (device.radix4_schedule): ceil(log_r / 2)
+    barriers and trips through shared memory, one fewer where the last group stores
+    straight to dst, against log_r + 1 for gpu_pass."""
+    tid = int64(cuda.threadIdx.x)
+    stride = int64(cuda.blockDim.x)
+    b = int64(cuda.blockIdx.y)
+    j0 = int64(cuda.blockIdx.x) << log_j
+    first, last, direct = radix4_schedule(log_r, log_j, log_ns)
+    load_roots(rt, roots, tid, stride, log_r)
+    if log_r & 1:
+        block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode)
+        cuda.syncthreads()
+        block_stage(buf, rt, 0, 0, tid, stride, log_r, log_j)
+    else:
+        cuda.syncthreads()  # rt
+        radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, 0, 0, tid, stride,
+                     log_n, log_r, log_j, log_ns, mode, True, False)
+    cuda.syncthreads()
+    for s in range(first, last, 2):
+        radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, 0, s, tid, stride,
+                     log_n, log_r, log_j, log_ns, mode, False, False)
+        cuda.syncthreads()
+    if direct:
+        radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, 0, log_r - 2, tid, stride,
+                     log_n, log_r, log_j, log_ns, mode, False, True)
+    else:
+        block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode)
+
+
+# Two register budgets for the same pass, to be measured side by side (bench/ntt.py): at
+# least 2 blocks of 256 threads per SM (ptxas may use up to 128 registers) or 3 (80).
+@cuda.jit(**_radix4_options(2))
+def gpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
+    """gpu_pass's arguments and result; radix-4 steps in registers (radix4_pass_block)."""
+    buf = cuda.shared.array((N, SLOTS), uint32)
+    rt = cuda.shared.array((N, ROOT_SLOTS), uint32)
+    radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode)
+
+
+@cuda.jit(**_radix4_options(3))
+def gpu_pass_radix4_b3(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
+    """gpu_pass_radix4 in at most 80 registers (3 blocks per SM)."""
+    buf = cuda.shared.array((N, SLOTS), uint32)
+    rt = cuda.shared.array((N, ROOT_SLOTS), uint32)
+    radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode)
+
+
+@njit(parallel=True)
+def cpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
+    """radix4_pass_block on all CPU cores: one job per (vector, block of columns)."""
+    blocks = 1 << (log_n - log_r - log_j)
+    shift = MAX_RADIX_LOG - log_r
+    first, last, direct = radix4_schedule(log_r, log_j, log_ns)
+    for job in prange(src.shape[0] * blocks):
+        b = job // blocks
+        j0 = (job % blocks) << log_j
+        buf = np.empty((N, SLOTS), dtype=np.uint32)
+        if log_r & 1:
+            block_load(buf, src, b, j0, tw, pre, 0, 1, log_n, log_r, log_j, log_ns, mode)
+            block_stage(buf, roots, shift, 0, 0, 1, log_r, log_j)
+        else:
+            radix4_group(buf, src, dst, b, j0, tw, pre, post, roots, shift, 0, 0, 1,
+                         log_n, log_r, log_j, log_ns, mode, True, False)
+        for s in range(first, last, 2):
+            radix4_group(buf, src, dst, b, j0, tw, pre, post, roots, shift, s, 0, 1,
+                         log_n, log_r, log_j, log_ns, mode, False, False)
+        if direct:
+            radix4_group(buf, src, dst, b, j0, tw, pre, post, roots, shift, log_r - 2, 0, 1,
+                         log_n, log_r, log_j, log_ns, mode, False, True)
+        else:
+            block_store(buf, dst, b, j0, post, 0, 1, log_n, log_r, log_j, log_ns, mode)
+
+
+@dataclass(frozen=True)
+class PassKernel:
+    """A pass implementation: its CUDA kernel and CPU twin (same arguments), the threads per
+    block it is launched with, and whether it wants domain.plan's even radices."""
+
+    gpu: object
+    cpu: object
+    threads: int
+    even_radices: bool
+
+
+PASS_KERNELS = {
+    "radix2": PassKernel(gpu_pass, cpu_pass, LAUNCH_THREADS, False),
+    "radix4": PassKernel(gpu_pass_radix4, cpu_pass_radix4, LAUNCH_THREADS_RADIX4, True),
+    "radix4_b3": PassKernel(gpu_pass_radix4_b3, cpu_pass_radix4, LAUNCH_THREADS_RADIX4, True),
+}
 
 
 @cuda.jit
