@@ -239,14 +239,11 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
 
 
 @device
-def radix4_schedule(log_r, log_j, log_ns):
-    """(first, last, direct) for a pass of radix4_group steps: an odd log_r starts with one
-    radix-2 stage (block_load, block_stage 0); groups s = first, first + 2, ... < last go
-    through buf; with ``direct`` the group at s = log_r - 2 then stores straight to dst
-    (when runs of J consecutive outputs are as coalesced as block_store's, Ns >= J, and
-    that group is not also the first, which reads src)."""
-    direct = log_ns >= log_j and log_r >= 3
-    return 2 - (log_r & 1), (log_r - 2) if direct else log_r, direct
+def direct_store(log_r, log_j, log_ns):
+    """Whether a radix-4 pass's last group (s = log_r - 2) stores straight to dst: when its
+    runs of J consecutive outputs are as coalesced as block_store's (Ns >= J), and it is
+    not also the group that reads src (log_r >= 3)."""
+    return log_ns >= log_j and log_r >= 3
 
 
 @device

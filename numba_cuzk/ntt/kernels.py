@@ -18,8 +18,8 @@ import numpy as np
 from numba import config, cuda, int64, njit, prange, uint32
 
 from numba_cuzk.ntt.device import (
-    N, ROOT_SLOTS, SLOTS, block_load, block_stage, block_store, load_roots, power_entry, radix4_group,
-    radix4_schedule,
+    N, ROOT_SLOTS, SLOTS, block_load, block_stage, block_store, direct_store, load_roots, power_entry,
+    radix4_group,
 )
 from numba_cuzk.ntt.domain import MAX_RADIX_LOG
 
@@ -78,38 +78,35 @@ def _radix4_options(min_blocks: int) -> dict:
 
 @cuda.jit(device=True)
 def radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
-    """One pass of one block in radix4_group steps (device.radix4_schedule): ceil(log_r / 2)
-    barriers and trips through shared memory, one fewer where the last group stores
-    straight to dst, against log_r + 1 for gpu_pass."""
+    """One pass of one block as radix-4 groups (device.radix4_group) at s = log_r mod 2,
+    + 2, ..., log_r - 2, after one radix-2 stage (block_load, block_stage) if log_r is odd:
+    ceil(log_r / 2) trips through shared memory and barriers, one fewer with a direct
+    store (device.direct_store), against log_r + 1 for gpu_pass. One call site of
+    radix4_group, its load and store chosen at run time, keeps the kernel small."""
     tid = int64(cuda.threadIdx.x)
     stride = int64(cuda.blockDim.x)
     b = int64(cuda.blockIdx.y)
     j0 = int64(cuda.blockIdx.x) << log_j
-    first, last, direct = radix4_schedule(log_r, log_j, log_ns)
+    direct = direct_store(log_r, log_j, log_ns)
     load_roots(rt, roots, tid, stride, log_r)
     if log_r & 1:
         block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode)
         cuda.syncthreads()
         block_stage(buf, rt, 0, 0, tid, stride, log_r, log_j)
-    else:
-        cuda.syncthreads()  # rt
-        radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, 0, 0, tid, stride,
-                     log_n, log_r, log_j, log_ns, mode, True, False)
     cuda.syncthreads()
-    for s in range(first, last, 2):
+    for s in range(log_r & 1, log_r - 1, 2):
+        to_global = direct and s == log_r - 2
         radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, 0, s, tid, stride,
-                     log_n, log_r, log_j, log_ns, mode, False, False)
-        cuda.syncthreads()
-    if direct:
-        radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, 0, log_r - 2, tid, stride,
-                     log_n, log_r, log_j, log_ns, mode, False, True)
-    else:
+                     log_n, log_r, log_j, log_ns, mode, s == 0, to_global)
+        if not to_global:
+            cuda.syncthreads()
+    if not direct:
         block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode)
 
 
 # Two register budgets for the same pass, to be measured side by side (bench/ntt.py): at
 # least 2 blocks of 256 threads per SM (ptxas may use up to 128 registers) or 3 (80).
-@cuda.jit(**_radix4_options(2))
+@cuda.jit(cache=True, **_radix4_options(2))
 def gpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """gpu_pass's arguments and result; radix-4 steps in registers (radix4_pass_block)."""
     buf = cuda.shared.array((N, SLOTS), uint32)
@@ -117,7 +114,7 @@ def gpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns,
     radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode)
 
 
-@cuda.jit(**_radix4_options(3))
+@cuda.jit(cache=True, **_radix4_options(3))
 def gpu_pass_radix4_b3(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """gpu_pass_radix4 in at most 80 registers (3 blocks per SM)."""
     buf = cuda.shared.array((N, SLOTS), uint32)
@@ -130,7 +127,7 @@ def cpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns,
     """radix4_pass_block on all CPU cores: one job per (vector, block of columns)."""
     blocks = 1 << (log_n - log_r - log_j)
     shift = MAX_RADIX_LOG - log_r
-    first, last, direct = radix4_schedule(log_r, log_j, log_ns)
+    direct = direct_store(log_r, log_j, log_ns)
     for job in prange(src.shape[0] * blocks):
         b = job // blocks
         j0 = (job % blocks) << log_j
@@ -138,16 +135,10 @@ def cpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns,
         if log_r & 1:
             block_load(buf, src, b, j0, tw, pre, 0, 1, log_n, log_r, log_j, log_ns, mode)
             block_stage(buf, roots, shift, 0, 0, 1, log_r, log_j)
-        else:
-            radix4_group(buf, src, dst, b, j0, tw, pre, post, roots, shift, 0, 0, 1,
-                         log_n, log_r, log_j, log_ns, mode, True, False)
-        for s in range(first, last, 2):
+        for s in range(log_r & 1, log_r - 1, 2):
             radix4_group(buf, src, dst, b, j0, tw, pre, post, roots, shift, s, 0, 1,
-                         log_n, log_r, log_j, log_ns, mode, False, False)
-        if direct:
-            radix4_group(buf, src, dst, b, j0, tw, pre, post, roots, shift, log_r - 2, 0, 1,
-                         log_n, log_r, log_j, log_ns, mode, False, True)
-        else:
+                         log_n, log_r, log_j, log_ns, mode, s == 0, direct and s == log_r - 2)
+        if not direct:
             block_store(buf, dst, b, j0, post, 0, 1, log_n, log_r, log_j, log_ns, mode)
 
 

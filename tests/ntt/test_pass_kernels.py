@@ -1,5 +1,5 @@
 """Every pass kernel (kernels.PASS_KERNELS) against the reference, at the sizes where the
-radix-4 schedule (device.radix4_schedule) changes shape, and shift_to_coset.
+radix-4 schedule (kernels.radix4_pass_block) changes shape, and shift_to_coset.
 
 Cases name (log_n, max_radix_log) and what they reach in the radix-4 passes:
 an even radix from global memory, an odd radix (block_load + one radix-2 stage first),
@@ -17,7 +17,7 @@ from numba import cuda
 
 from numba_cuzk.field.params import FR
 from numba_cuzk.ntt import domain, reference as ref, shift_to_coset, transform
-from numba_cuzk.ntt.device import radix4_schedule
+from numba_cuzk.ntt.device import direct_store
 from numba_cuzk.ntt.kernels import PASS_KERNELS
 from tests.conftest import SIMULATOR
 from tests.ntt.vectors import COSET_G, P, from_mont, poisoned, random_ints, random_limbs, to_mont
@@ -67,12 +67,11 @@ def run(backend, kind: str, host: np.ndarray, variant: str, max_radix_log: int =
     return get(backend, out)
 
 
-def test_schedule():
-    assert radix4_schedule(8, 2, 0) == (2, 8, False)  # first pass of 2^24: through block_store
-    assert radix4_schedule(8, 2, 8) == (2, 6, True)
-    assert radix4_schedule(7, 3, 8) == (1, 5, True)
-    assert radix4_schedule(2, 0, 8) == (2, 2, False)  # the only group reads src: no direct store
-    assert radix4_schedule(3, 5, 3) == (1, 3, False)
+def test_direct_store():
+    assert not direct_store(8, 2, 0)  # first pass of 2^24: through block_store
+    assert direct_store(8, 2, 8) and direct_store(7, 3, 8)
+    assert not direct_store(2, 0, 8)  # the only group reads src
+    assert not direct_store(3, 5, 3)  # Ns < J: runs shorter than block_store's
 
 
 def test_even_plans():
