@@ -1,10 +1,16 @@
 """NTT kernels: one Stockham pass per launch (device.py's block code), and the table
 builder. Each exists as a CUDA kernel and as a parallel CPU function with the same
-arguments; transform.py picks one by where the arrays live.
+arguments; transform.py picks one by where the arrays live, and a pass implementation
+by name from PASS_KERNELS (transform.VARIANT unless told).
 
-Launch shape of ``gpu_pass``: grid (blocks per vector, batch), THREADS threads; each block
-transforms J*R <= 2^10 elements in 33 KiB of shared memory (+ 4 KiB of inner roots);
-64 registers, no local memory (ptxas, sm_90).
+Launch shape of every pass kernel: grid (blocks per vector, batch), 256 threads; each
+block transforms J*R <= 2^10 elements in 33 KiB of shared memory (+ 4 KiB of inner roots).
+- ``gpu_pass`` ("radix2"): one radix-2 stage per trip through shared memory and barrier;
+  64 registers, no local memory (ptxas, sm_90).
+- ``gpu_pass_radix4`` ("radix4"): four elements per thread in registers, two stages per
+  trip (device.radix4_group); the first group reads global memory, the last may store to
+  it; 118 registers, no local memory (ptxas 13.0, sm_90, without a GPU).
+- ``gpu_pass_radix4_b3`` ("radix4_b3"): the same in <= 80 registers (80 B of spills).
 Per element and pass: 2 x 32 B of global traffic (+32 B of twiddles after the first pass)
 against log_r / 2 butterfly products (+1 pre-twiddle): arithmetic dominates at log_r >= 6.
 Kernels never allocate, synchronize or copy.
