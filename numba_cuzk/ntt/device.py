@@ -200,6 +200,10 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
         u = q >> log_j
         p = u & (h2 - 1)
         r0 = ((u >> log_h2) << (log_h2 + 2)) + p
+        s0 = slot(r0, jl, log_j)
+        s1 = slot(r0 + h2, jl, log_j)
+        s2 = slot(r0 + h1, jl, log_j)
+        s3 = slot(r0 + h1 + h2, jl, log_j)
         if from_global:
             j = j0 + jl
             load_element(x0, t, src, b, j, r0, tw, pre, log_n, log_r, log_ns, mode)
@@ -207,10 +211,6 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
             load_element(x2, t, src, b, j, r0 + h1, tw, pre, log_n, log_r, log_ns, mode)
             load_element(x3, t, src, b, j, r0 + h1 + h2, tw, pre, log_n, log_r, log_ns, mode)
         else:
-            s0 = slot(r0, jl, log_j)
-            s1 = slot(r0 + h2, jl, log_j)
-            s2 = slot(r0 + h1, jl, log_j)
-            s3 = slot(r0 + h1 + h2, jl, log_j)
             for limb in range(N):
                 x0[limb] = buf[limb, s0]
                 x1[limb] = buf[limb, s1]
@@ -227,10 +227,6 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
             store_element(x2, t, dst, b, j, bit_reverse(r0 + h1, log_r), post, log_r, log_ns, mode)
             store_element(x3, t, dst, b, j, bit_reverse(r0 + h1 + h2, log_r), post, log_r, log_ns, mode)
         else:
-            s0 = slot(r0, jl, log_j)
-            s1 = slot(r0 + h2, jl, log_j)
-            s2 = slot(r0 + h1, jl, log_j)
-            s3 = slot(r0 + h1 + h2, jl, log_j)
             for limb in range(N):
                 buf[limb, s0] = x0[limb]
                 buf[limb, s1] = x1[limb]
