@@ -42,6 +42,7 @@ from numba_cuzk.field import kernels as fk
 from numba_cuzk.field.codec import from_limbs
 from numba_cuzk.field.params import FR
 from numba_cuzk.groth16 import pairing
+from numba_cuzk.groth16.formats.points import check as check_points
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
 from numba_cuzk.groth16.keys import Proof, ProvingKey
 from numba_cuzk.groth16.timing import PhaseTimer
@@ -105,6 +106,9 @@ class Prover:
         place = (lambda a: cuda.to_device(np.ascontiguousarray(a), stream=self.stream)) if self.gpu else np.asarray
         self.bases = {name: (upload_bases if self.gpu else host_bases)(getattr(pk, field), curve)
                       for name, (field, curve) in QUERIES.items()}
+        for name, (field, curve) in QUERIES.items():  # an untrusted key's points, on this copy
+            if field in pk.unchecked:
+                check_points(self.bases[name].points, curve, pk.unchecked[field], stream=self.stream)
         self.csr = [tuple(place(x) for x in _matrix_csr(pk, m)) for m in (0, 1)]
         alloc = (lambda shape: cuda.device_array(shape, dtype=np.uint32, stream=self.stream)) if self.gpu else (
             lambda shape: np.empty(shape, dtype=np.uint32))
@@ -118,6 +122,7 @@ class Prover:
         self.points = {name: alloc(shape) for name, shape in shapes.items()}
         self.slots = [ProofSlot(pk.n_vars, shapes, self.gpu) for _ in range(slots)]
         self.omega_2n = FR.root_of_unity(pk.log_n + 1)
+        self.fixed = _FixedPoints(pk)
 
     def prove(self, witness: np.ndarray, *, timer: PhaseTimer | None = None, check: bool = True) -> Proof:
         """A proof for ``witness`` ((8, n_vars) uint32 canonical Fr, host). ``timer``
@@ -204,16 +209,22 @@ class Prover:
         return proof
 
     def _combine(self, points: dict) -> Proof:
-        pk = self.pk
+        f = self.fixed
         r, s = secrets.randbelow(FR.modulus), secrets.randbelow(FR.modulus)
-        g1 = lambda p: ark.to_ark(p, 1)  # noqa: E731
-        g2 = lambda p: ark.to_ark(p, 2)  # noqa: E731
-        delta1 = g1(pk.delta_g1)
-        a = g1(pk.alpha_g1) + g1(points["a"]) + delta1 * ark.scalar(r)
-        b2 = g2(pk.beta_g2) + g2(points["b2"]) + g2(pk.delta_g2) * ark.scalar(s)
-        b1 = g1(pk.beta_g1) + g1(points["b1"]) + delta1 * ark.scalar(s)
-        c = g1(points["c"]) + g1(points["h"]) + a * ark.scalar(s) + b1 * ark.scalar(r) - delta1 * ark.scalar(r * s)
+        a = f.alpha_g1 + ark.to_ark(points["a"], 1) + f.delta_g1 * ark.scalar(r)
+        b2 = f.beta_g2 + ark.to_ark(points["b2"], 2) + f.delta_g2 * ark.scalar(s)
+        b1 = f.beta_g1 + ark.to_ark(points["b1"], 1) + f.delta_g1 * ark.scalar(s)
+        c = (ark.to_ark(points["c"], 1) + ark.to_ark(points["h"], 1) + a * ark.scalar(s) + b1 * ark.scalar(r)
+             - f.delta_g1 * ark.scalar(r * s))
         return Proof(ark.from_ark(a, 1), ark.from_ark(b2, 2), ark.from_ark(c, 1))
+
+
+class _FixedPoints:
+    """The key's points of the epilogue as arkworks objects, converted once per Prover."""
+
+    def __init__(self, pk: ProvingKey) -> None:
+        self.alpha_g1, self.beta_g1, self.delta_g1 = (ark.to_ark(p, 1) for p in (pk.alpha_g1, pk.beta_g1, pk.delta_g1))
+        self.beta_g2, self.delta_g2 = (ark.to_ark(p, 2) for p in (pk.beta_g2, pk.delta_g2))
 
 
 def prove(pk: ProvingKey, witness: np.ndarray, *, gpu: bool | None = None) -> Proof:

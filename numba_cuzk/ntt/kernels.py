@@ -21,8 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import config, cuda, int64, njit, prange, uint32
+from numba import config, cuda, int64, prange, uint32
 
+from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel
 from numba_cuzk.ntt.device import (
     N, ROOT_SLOTS, SLOTS, block_load, block_stage, block_store, direct_store, load_roots, power_entry,
     radix4_group,
@@ -41,7 +42,7 @@ _PASS_OPTIONS = {} if config.ENABLE_CUDASIM else {"launch_bounds": (THREADS, MIN
 BUILD_THREADS = LAUNCH_THREADS
 
 
-@cuda.jit(**_PASS_OPTIONS)
+@gpu_kernel(**_PASS_OPTIONS)
 def gpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """One pass on (batch, 8, n) arrays; src and dst may be the same array only on the
     last pass (it reads and writes the same index set per block)."""
@@ -60,7 +61,7 @@ def gpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode)
 
 
-@njit(parallel=True)
+@cpu_kernel(parallel=True)
 def cpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """gpu_pass on all CPU cores: one job per (vector, block of columns), same code."""
     blocks = 1 << (log_n - log_r - log_j)
@@ -112,7 +113,7 @@ def radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log
 
 # Two register budgets for the same pass, to be measured side by side (bench/ntt.py): at
 # least 2 blocks of 256 threads per SM (ptxas may use up to 128 registers) or 3 (80).
-@cuda.jit(cache=True, **_radix4_options(2))
+@gpu_kernel(**_radix4_options(2))
 def gpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """gpu_pass's arguments and result; radix-4 steps in registers (radix4_pass_block)."""
     buf = cuda.shared.array((N, SLOTS), uint32)
@@ -120,7 +121,7 @@ def gpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns,
     radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode)
 
 
-@cuda.jit(cache=True, **_radix4_options(3))
+@gpu_kernel(**_radix4_options(3))
 def gpu_pass_radix4_b3(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """gpu_pass_radix4 in at most 80 registers (3 blocks per SM)."""
     buf = cuda.shared.array((N, SLOTS), uint32)
@@ -128,7 +129,7 @@ def gpu_pass_radix4_b3(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_
     radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode)
 
 
-@njit(parallel=True)
+@cpu_kernel(parallel=True)
 def cpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """radix4_pass_block on all CPU cores: one job per (vector, block of columns)."""
     blocks = 1 << (log_n - log_r - log_j)
@@ -166,14 +167,14 @@ PASS_KERNELS = {
 }
 
 
-@cuda.jit
+@gpu_kernel
 def gpu_powers(out, low, high, log_low, log_ns, shift):
     i = cuda.grid(1)
     if i < out.shape[1]:
         power_entry(i, out, low, high, log_low, log_ns, shift)
 
 
-@njit(parallel=True)
+@cpu_kernel(parallel=True)
 def cpu_powers(out, low, high, log_low, log_ns, shift):
     for i in prange(out.shape[1]):
         power_entry(i, out, low, high, log_low, log_ns, shift)
