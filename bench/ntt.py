@@ -244,10 +244,13 @@ def main() -> None:
     records = [common.record("ntt_bench_fr_mul", rate, "G/s", device, {"threads": 1 << args.mul_threads_log,
                                                                         "chain": 64, "role": "floor"}),
                common.record("ntt_bench_copy_bw", bandwidth, "GB/s", device, {"role": "floor"})]
-    for log_n in sizes:
-        records += bench_size(log_n, args, rng, rate, bandwidth, device)
-        clear_cache()
     path = common.write(records, "ntt", args.out)
+    for log_n in sizes:  # written size by size: a run cut short keeps what it measured
+        size_records = bench_size(log_n, args, rng, rate, bandwidth, device)
+        clear_cache()
+        common.write(size_records, "ntt", str(path))
+        records += size_records
+        print(f"2^{log_n} written to {path} at {time.perf_counter() - started:.0f} s", flush=True)
     print(common.markdown_table(records))
     print(f"wrote {path} in {time.perf_counter() - started:.0f} s")
 
