@@ -6,6 +6,7 @@ Per size (default 2^20, 2^22, 2^24, 2^26), on one resident vector, in place:
   ntt, intt, coset_ntt, coset_intt and shift_to_coset; at each benchmark size every kernel
   against radix2 (the kernel measured before, bench/NOTES.md) on the same input, limb for
   limb (at 2^26: ntt, coset_ntt and shift_to_coset only, to save the host copies);
+- the upload of the vector from pinned memory (``ntt_fr_logK_upload``: upload + ntt);
 - ntt and coset_ntt per kernel, and the prover's NTT phase (a batch of three vectors:
   shift_to_coset, and intt then coset_ntt as the prover ran it before, for radix2 and the
   prover's kernel);
@@ -173,7 +174,11 @@ def bench_size(log_n: int, args, rng, rate: float, bandwidth: float, device: str
         transform.prepare(log_n, g=COSET_G, variant=variant)
     prepare_ms = (time.perf_counter() - t0) * 1e3
     check_against_baseline(log_n, host, KINDS if log_n < 26 else ("ntt", "coset_ntt", "shift"))
-    d = cuda.to_device(host)
+    pinned = cuda.pinned_array(host.shape, dtype=np.uint32)
+    pinned[:] = host
+    d = cuda.device_array(host.shape, dtype=np.uint32)
+    upload = common.median(time_ms(lambda: d.copy_to_device(pinned), args.runs))
+    del pinned
     batch = cuda.device_array((3, FR.limbs, n), dtype=np.uint32)  # three copies: values do not move timing
     for k in range(3):
         batch[k].copy_to_device(d)
@@ -215,6 +220,10 @@ def bench_size(log_n: int, args, rng, rate: float, bandwidth: float, device: str
         records.append(common.record(f"{name}_{variant}", ms, "ms", device, params, peer))
         if variant == transform.VARIANT:
             records.append(common.record(name, ms, "ms", device, params, peer))
+            if kind == "ntt":
+                records.append(common.record(f"{name}_upload", upload + ms, "ms", device,
+                                             {"variant": variant, "upload_ms_pinned": round(upload, 4),
+                                              "stat": "median"}))
         print(f"{name + '_' + variant:36s} {ms:9.3f} ms  spread {params['spread_pct']:5.2f}%  "
               f"x{base_ms / ms:5.2f} vs {BASELINE}  x{ms / floor_mul:5.2f} mul floor  x{ms / floor_mem:5.2f} mem floor",
               flush=True)
