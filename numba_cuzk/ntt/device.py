@@ -16,7 +16,9 @@ one radix-2 DIF stage of all J DFTs in it (log_r stages, bit-reversed result), a
 
 The buffer is (8, SLOTS) uint32: element (row, column jl) at slot p + p // 32 with
 p = row*J + jl. The pad word every 32 spreads the bit-reversed rows that ``block_store``
-reads across all 32 shared-memory banks (without it 8 rows hit the same bank).
+reads across all 32 shared-memory banks (without it 8 rows hit the same bank). The
+radix-4 kernels may use a swizzled layout instead (``slot``; the functions that touch the
+buffer take ``swizzle``).
 
 Every function takes (tid, stride): the GPU passes threadIdx.x and blockDim.x and
 synchronizes between calls; the CPU passes (0, 1).
@@ -25,7 +27,8 @@ mode bits: PRE multiplies input i by pre[i] (coset g^i, first pass), TWIDDLE app
 pre-twiddle (every pass but the first), POST multiplies output o by post[o & mask]
 (inverse: n^-1 or g^-o n^-1, last pass), REVERSE reads input i from (n - i) mod n
 (inverse, first pass: intt(A) = n^-1 ntt(A[-k]), so one forward table serves both
-directions; reversing the first pass's reads keeps the last pass in place).
+directions; reversing the first pass's reads keeps the last pass in place), SWIZZLE
+selects the swizzled buffer layout (read by the radix-4 kernels only).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ N = fr_ops.limbs
 SLOTS = (1 << BLOCK_LOG) + (1 << BLOCK_LOG) // 32
 ROOT_SLOTS = 1 << (MAX_RADIX_LOG - 1)
 
-PRE, TWIDDLE, POST, REVERSE = 1, 2, 4, 8
+PRE, TWIDDLE, POST, REVERSE, SWIZZLE = 1, 2, 4, 8, 16
 
 _mul, _add, _sub = fr_ops.mul, fr_ops.add, fr_ops.sub
 _M1 = np.int64(0x55555555)
@@ -64,8 +67,16 @@ def bit_reverse(k, bits):
 
 
 @device
-def slot(row, jl, log_j):
+def slot(row, jl, log_j, swizzle):
+    """Where element (row, column jl) lives in the buffer, p = row J + jl: p + p // 32 (the
+    pad word, for block_store's bit-reversed reads), or with ``swizzle`` (the radix-4
+    kernels) p with its low 5 bits XORed by (4 (p >> 4) ^ (p >> 5)) mod 32, a permutation
+    inside each run of 32 slots that leaves every warp access of radix4_group (rows
+    r0 + k h2: 2- and 4-way conflicts with the pad at h2 = 4, 1) and of block_store
+    conflict-free (counted for R = 2^6..2^8)."""
     p = (row << log_j) + jl
+    if swizzle:
+        return p ^ ((((p >> 4) << 2) ^ (p >> 5)) & 31)
     return p + (p >> 5)
 
 
@@ -113,20 +124,20 @@ def store_element(x, y, dst, b, j, k, post, log_r, log_ns, mode):
 
 
 @device
-def block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode):
+def block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle):
     x = local_u32(N)
     y = local_u32(N)
     for q in range(tid, 1 << (log_r + log_j), stride):
         jl = q & ((1 << log_j) - 1)
         r = q >> log_j
         load_element(x, y, src, b, j0 + jl, r, tw, pre, log_n, log_r, log_ns, mode)
-        p = slot(r, jl, log_j)
+        p = slot(r, jl, log_j, swizzle)
         for limb in range(N):
             buf[limb, p] = x[limb]
 
 
 @device
-def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j):
+def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j, swizzle):
     """Radix-2 DIF stage s < log_r on all columns: pairs rows (r0, r0 + h), h = R >> (s+1);
     (a, b) <- (a + b, (a - b) w_R^(p 2^s)) with p = r0 mod h."""
     x = local_u32(N)
@@ -140,8 +151,8 @@ def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j):
         u = t >> log_j
         p = u & h_mask
         r0 = ((u >> log_h) << (log_h + 1)) + p
-        s0 = slot(r0, jl, log_j)
-        s1 = slot(r0 + (1 << log_h), jl, log_j)
+        s0 = slot(r0, jl, log_j, swizzle)
+        s1 = slot(r0 + (1 << log_h), jl, log_j, swizzle)
         for limb in range(N):
             x[limb] = buf[limb, s0]
             y[limb] = buf[limb, s1]
@@ -173,14 +184,14 @@ def butterfly(a, b, t, w, rt, root):
 
 
 @device
-def move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, to_buf):
+def move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, to_buf):
     """x0..x3 <-> rows r0 + {0, h2, 2 h2, 3 h2} of column jl in buf (to_buf: registers to
     buf). The slots are computed where used: kept live across the butterflies they cost
     9 registers (ptxas: 127 against 118)."""
-    s0 = slot(r0, jl, log_j)
-    s1 = slot(r0 + h2, jl, log_j)
-    s2 = slot(r0 + 2 * h2, jl, log_j)
-    s3 = slot(r0 + 3 * h2, jl, log_j)
+    s0 = slot(r0, jl, log_j, swizzle)
+    s1 = slot(r0 + h2, jl, log_j, swizzle)
+    s2 = slot(r0 + 2 * h2, jl, log_j, swizzle)
+    s3 = slot(r0 + 3 * h2, jl, log_j, swizzle)
     for limb in range(N):
         if to_buf:
             buf[limb, s0] = x0[limb]
@@ -196,7 +207,7 @@ def move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, to_buf):
 
 @device
 def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stride,
-                 log_n, log_r, log_j, log_ns, mode, from_global, to_global):
+                 log_n, log_r, log_j, log_ns, mode, swizzle, from_global, to_global):
     """Radix-2 DIF stages s and s + 1 (s + 2 <= log_r) of all J DFTs, two stages per trip
     through shared memory: unit q (column jl, u < R/4) holds rows r0 + {0, h2, h1, h1 + h2}
     (h1 = R >> (s+1), h2 = h1 / 2, r0 = r mod h2 + multiples of 2 h1) in registers: stage s
@@ -229,7 +240,7 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
             load_element(x2, t, src, b, j, r0 + h1, tw, pre, log_n, log_r, log_ns, mode)
             load_element(x3, t, src, b, j, r0 + h1 + h2, tw, pre, log_n, log_r, log_ns, mode)
         else:
-            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, False)
+            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, False)
         butterfly(x0, x2, t, w, rt, (p << s) << rt_shift)
         butterfly(x1, x3, t, w, rt, ((p + h2) << s) << rt_shift)
         butterfly(x0, x1, t, w, rt, (p << (s + 1)) << rt_shift)
@@ -241,7 +252,7 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
             store_element(x2, t, dst, b, j, bit_reverse(r0 + h1, log_r), post, log_r, log_ns, mode)
             store_element(x3, t, dst, b, j, bit_reverse(r0 + h1 + h2, log_r), post, log_r, log_ns, mode)
         else:
-            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, True)
+            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, True)
 
 
 @device
@@ -253,7 +264,7 @@ def direct_store(log_r, log_j, log_ns):
 
 
 @device
-def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode):
+def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle):
     x = local_u32(N)
     y = local_u32(N)
     # Consecutive q -> consecutive output addresses: a = min(J, Ns) columns share a run.
@@ -264,7 +275,7 @@ def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns,
         rem = q & run_mask
         k = rem >> log_a
         jl = ((q >> (log_a + log_r)) << log_a) + (rem & a_mask)
-        p = slot(bit_reverse(k, log_r), jl, log_j)
+        p = slot(bit_reverse(k, log_r), jl, log_j, swizzle)
         for limb in range(N):
             x[limb] = buf[limb, p]
         store_element(x, y, dst, b, j0 + jl, k, post, log_r, log_ns, mode)

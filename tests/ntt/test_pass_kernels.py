@@ -6,7 +6,8 @@ an even radix from global memory, an odd radix (block_load + one radix-2 stage f
 radix-4 groups through shared memory, the last group storing straight to global
 (Ns >= J, log_r >= 3) or through block_store (first passes, log_r = 2, Ns < J), several
 blocks per vector (2^11: 2 blocks in both passes), and in-place last passes.
-On the GPU path outputs go into poisoned arrays; in the simulator at 2^1-2^11.
+Both buffer layouts (device.slot: padded, swizzled) run every case. On the GPU path
+outputs go into poisoned arrays; in the simulator at 2^1-2^11.
 """
 
 import numpy as np
@@ -17,7 +18,7 @@ from numba import cuda
 
 from numba_cuzk.field.params import FR
 from numba_cuzk.ntt import domain, reference as ref, shift_to_coset, transform
-from numba_cuzk.ntt.device import direct_store
+from numba_cuzk.ntt.device import direct_store, slot
 from numba_cuzk.ntt.kernels import PASS_KERNELS
 from tests.conftest import SIMULATOR
 from tests.ntt.vectors import COSET_G, P, from_mont, poisoned, random_ints, random_limbs, to_mont
@@ -67,6 +68,12 @@ def run(backend, kind: str, host: np.ndarray, variant: str, max_radix_log: int =
     return get(backend, out)
 
 
+def test_swizzled_layout_is_a_permutation():
+    for log_j in range(0, 9):
+        slots = {slot(r, jl, log_j, 1) for r in range(1 << (10 - log_j)) for jl in range(1 << log_j)}
+        assert slots == set(range(1 << 10))
+
+
 def test_direct_store():
     assert not direct_store(8, 2, 0)  # first pass of 2^24: through block_store
     assert direct_store(8, 2, 8) and direct_store(7, 3, 8)
@@ -102,7 +109,7 @@ def test_every_direction(backend, variant, case):
         assert np.array_equal(got, reference(kind, host, COSET_G)), (kind, log_n, max_radix_log)
 
 
-@pytest.mark.parametrize("variant", ["radix2", "radix4"])
+@pytest.mark.parametrize("variant", ["radix2", "radix4", "radix4_pad"])
 def test_in_place_multi_pass(backend, variant):
     """The last pass reads and writes the same elements (radix-4: in its direct group)."""
     for log_n, max_radix_log in ((6, 3), (9, 8)) if SIMULATOR else ((6, 3), (9, 8), (11, 8), (13, 8)):
