@@ -7,9 +7,10 @@ Per size (default 2^20, 2^22, 2^24, 2^26), on one resident vector, in place:
   against radix2 (the kernel measured before, bench/NOTES.md) on the same input, limb for
   limb (at 2^26: ntt, coset_ntt and shift_to_coset only, to save the host copies);
 - the upload of the vector from pinned memory (``ntt_fr_logK_upload``: upload + ntt);
-- ntt and coset_ntt per kernel, and the prover's NTT phase (a batch of three vectors:
+- ntt and coset_ntt per kernel, and (at --phase-sizes, 2^20-2^24 by default: 2^26's
+  would take most of the run) the prover's NTT phase on a batch of three vectors:
   shift_to_coset, and intt then coset_ntt as the prover ran it before, for radix2 and the
-  prover's kernel);
+  prover's kernel;
 - timing: CUDA events, 2 launches of warm-up, the median of --runs launches, --repeats
   times with the kernels interleaved (so drift hits all alike); ``value`` is the median of
   the repeats' medians, ``repeat_medians_ms`` and ``spread_pct`` show the spread.
@@ -20,7 +21,7 @@ Floors: arithmetic, (n/2) log2 n Fr products at the Fr mul rate measured here (b
 chained-product kernel); memory, the bytes the passes move (per pass 32 n read + 32 n
 written, + 32 n of pre-twiddles after the first, + 32 n of g^i for a coset) at the
 device-to-device copy bandwidth measured here. Usage:
-    python3 -m bench.ntt [--out FILE] [--sizes 20,22,24,26] [--runs 7] [--repeats 3]
+    python3 -m bench.ntt [--out FILE] [--sizes 20,22,24,26] [--runs 7] [--repeats 3] [--phase-sizes 20,22,24]
 """
 
 from __future__ import annotations
@@ -179,15 +180,18 @@ def bench_size(log_n: int, args, rng, rate: float, bandwidth: float, device: str
     d = cuda.device_array(host.shape, dtype=np.uint32)
     upload = common.median(time_ms(lambda: d.copy_to_device(pinned), args.runs))
     del pinned
-    batch = cuda.device_array((3, FR.limbs, n), dtype=np.uint32)  # three copies: values do not move timing
-    for k in range(3):
-        batch[k].copy_to_device(d)
+    phase = log_n in args.phase_sizes
+    if phase:
+        batch = cuda.device_array((3, FR.limbs, n), dtype=np.uint32)  # copies of d: values do not move timing
+        for k in range(3):
+            batch[k].copy_to_device(d)
     launches = {}
     for variant in PASS_KERNELS:
         launches[("ntt", variant)] = lambda v=variant: apply("ntt", d, v)
         launches[("coset_ntt", variant)] = lambda v=variant: apply("coset_ntt", d, v)
-        launches[("phase", variant)] = lambda v=variant: apply("shift", batch, v)
-    for variant in sorted({BASELINE, transform.VARIANT}):
+        if phase:
+            launches[("phase", variant)] = lambda v=variant: apply("shift", batch, v)
+    for variant in sorted({BASELINE, transform.VARIANT}) if phase else ():
         launches[("phase_unfused", variant)] = lambda v=variant: apply("unfused", batch, v)
     timed = interleaved_medians(launches, args.runs, args.repeats)
     floor_mul = (n // 2) * log_n / (rate * 1e9) * 1e3
@@ -235,11 +239,14 @@ def main() -> None:
     parser.add_argument("--sizes", default="20,22,24,26", help="log2 sizes, comma-separated")
     parser.add_argument("--runs", type=int, default=7, help="timed launches per repeat (median)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--phase-sizes", default="20,22,24",
+                        help="sizes at which the prover's NTT phase (a batch of 3) is timed too")
     parser.add_argument("--reference-log", type=int, default=REFERENCE_LOG, help="size checked against reference.py")
     parser.add_argument("--mul-threads-log", type=int, default=22)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    args.phase_sizes = {int(s) for s in args.phase_sizes.split(",") if s}
     rng = np.random.default_rng(2026)
     device = common.gpu_name()
     started = time.perf_counter()
