@@ -7,7 +7,8 @@ For a domain of n = pk.domain_size points (omega = FR.root_of_unity(log n), from
 1. w -> Montgomery form; a = A w, b = B w (csr_matvec), c = a o b: the values on the
    domain (zkeys store no C: a satisfying witness has C w = a o b).
 2. a, b, c -> coefficients (3 inverse NTTs), then values at the odd points of the
-   2n-point domain, omega_2n^(2j+1) (3 coset NTTs with g = omega_2n); there Z = x^n - 1 is
+   2n-point domain, omega_2n^(2j+1) (3 coset NTTs with g = omega_2n; both in one
+   ntt.shift_to_coset, which folds n^-1 and the coset's g^i into one table); there Z = x^n - 1 is
    -2, and d_j = a_j b_j - c_j.
 3. MSMs: A = sum w_i A_i, B1 = sum w_i B1_i (G1), B2 = sum w_i B2_i (G2), C = sum over the
    private wires of w_i C_i, H = sum d_j H_j, with H_j = L_(2j+1)(tau) / delta for the
@@ -47,7 +48,7 @@ from numba_cuzk.groth16.keys import Proof, ProvingKey
 from numba_cuzk.groth16.timing import PhaseTimer
 from numba_cuzk.groth16.witness import validate_witness
 from numba_cuzk.msm import WindowSums, host_bases, msm, result_shape, to_point, upload_bases
-from numba_cuzk.ntt import coset_ntt, intt
+from numba_cuzk.ntt import shift_to_coset
 
 _N = FR.limbs
 QUERIES = {"a": ("a_g1", G1), "b1": ("b_g1", G1), "b2": ("b_g2", G2), "c": ("c_g1", G1), "h": ("h_g1", G1)}
@@ -171,8 +172,7 @@ class Prover:
                 csr_matvec(abc[row], *csr, w, True, stream=s)
             fk.mul_sub(abc[2], abc[0], abc[1], self.zero, stream=s)
         with timer.phase("ntt"):
-            intt(abc, stream=s)
-            coset_ntt(abc, self.omega_2n, stream=s)
+            shift_to_coset(abc, self.omega_2n, stream=s)
             fk.mul_sub(d, abc[0], abc[1], abc[2], stream=s)
         private = w[:, self.pk.n_public + 1:]
         results = {}
