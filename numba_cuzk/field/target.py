@@ -9,7 +9,8 @@ same way for both are collected here:
   allocation per field operation, ~10x the cost of a product). Called from plain Python
   (simulator kernels) it returns a numpy array.
 - ``is_device_array(x)``: whether host wrappers should launch a kernel or a CPU loop;
-  ``fill_zero``: zeroing an array where it lives (a device memset on the GPU).
+  ``fill_zero``: zeroing an array where it lives (a device memset on the GPU);
+  ``sync_event``: an event for ordering streams (the simulator's takes no options).
 
 ``n`` must be a compile-time constant (a literal or a module/closure constant).
 """
@@ -94,3 +95,9 @@ def fill_zero(array, stream=0) -> None:
             raise ValueError("fill_zero: the device array must be C-contiguous")
         if array.size:
             device_memset(array, 0, array.size * array.dtype.itemsize, stream=stream)
+
+
+def sync_event():
+    """A CUDA event for ordering streams only (no timing: cheaper to record and wait on);
+    the simulator's events take no options."""
+    return cuda.event() if config.ENABLE_CUDASIM else cuda.event(timing=False)

@@ -34,6 +34,7 @@ needed (all resident, and all streamed) and the bytes free when even that does n
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from numba import config, cuda
@@ -140,7 +141,9 @@ class MemoryPlan:
         where = "every query resident" if not self.streamed else (
             f"streamed from pinned host memory: {', '.join(self.streamed)} (chunks of {self.chunk} points)")
         lines.append(f"  {where}")
-        if self.free_bytes is not None:
+        if self.free_bytes is None:
+            lines.append("  device memory free: unknown (no GPU): nothing streamed, nothing refused")
+        else:
             lines.append(f"  device memory free: {self.free_bytes / GB:.3f} GB, left after the plan: "
                          f"{(self.free_bytes - self.device_bytes) / GB:.3f} GB")
         return "\n".join(lines)
@@ -223,21 +226,31 @@ def plan_with(shape: KeyShape, streamed: tuple[str, ...], *, slots: int = 1, chu
                       tuple(_items(shape, slots, tuple(streamed), chunk, plans)), free)
 
 
-def plan_memory(shape: KeyShape, free: int | None, *, slots: int = 1, chunk: int = STREAM_CHUNK) -> MemoryPlan:
+def plan_memory(shape: KeyShape, free: int | None, *, slots: int = 1, chunk: int = STREAM_CHUNK,
+                streamed: tuple[str, ...] | None = None) -> MemoryPlan:
     """The plan with the fewest queries streamed (in STREAM_ORDER) that fits ``free``
-    device bytes; every query resident when ``free`` is None. KeyTooLarge, naming the
-    bytes needed and free, when streaming every query does not fit either."""
-    for k in range(len(STREAM_ORDER) + 1):
-        plan = plan_with(shape, STREAM_ORDER[:k], slots=slots, chunk=chunk, free=free)
+    device bytes (every query resident when ``free`` is None), or the one that streams
+    exactly ``streamed``. KeyTooLarge, naming the bytes needed and free, when streaming
+    every query (or ``streamed``) does not fit either."""
+    choices = [STREAM_ORDER[:k] for k in range(len(STREAM_ORDER) + 1)] if streamed is None else [tuple(streamed)]
+    for choice in choices:
+        plan = plan_with(shape, choice, slots=slots, chunk=chunk, free=free)
         if free is None or plan.device_bytes <= free:
             return plan
     resident = plan_with(shape, (), slots=slots, chunk=chunk)
     big = sorted(plan.items, key=lambda i: -i.nbytes)[:3]
     raise KeyTooLarge(
         f"the proving key (domain 2^{shape.log_n}, {shape.n_vars} wires) needs {resident.device_bytes / GB:.2f} GB "
-        f"of device memory with every query resident and {plan.device_bytes / GB:.2f} GB with every query "
-        f"streamed from pinned host memory, but {free / GB:.2f} GB is free (largest items: "
+        f"of device memory with every query resident and {plan.device_bytes / GB:.2f} GB with "
+        f"{'every query' if streamed is None else ', '.join(plan.streamed) or 'nothing'} streamed from pinned host "
+        f"memory, but {free / GB:.2f} GB is free (largest items: "
         + ", ".join(f"{i.name} {i.nbytes / GB:.2f} GB" for i in big) + ")")
+
+
+def fit_report(shape: KeyShape, free: int | None, slots: int, as_json: bool = False) -> str:
+    """``plan_memory``'s plan as text (``describe``) or JSON; KeyTooLarge if it cannot fit."""
+    plan = plan_memory(shape, free, slots=slots)
+    return json.dumps(plan.as_dict(), indent=2) if as_json else plan.describe()
 
 
 def free_bytes(budget: int | None = None) -> int | None:

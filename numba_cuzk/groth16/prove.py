@@ -40,7 +40,7 @@ from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.field import kernels as fk
 from numba_cuzk.field.codec import from_limbs
 from numba_cuzk.field.params import FR
-from numba_cuzk.field.target import fill_zero
+from numba_cuzk.field.target import fill_zero, sync_event
 from numba_cuzk.groth16 import memory, pairing
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
 from numba_cuzk.groth16.keys import Proof, ProvingKey
@@ -68,7 +68,7 @@ class ProofSlot:
         if gpu:
             self.host = cuda.pinned_array(shape, dtype=np.uint32)
             self.device = cuda.device_array(shape, dtype=np.uint32)
-            self.ready, self.done = cuda.event(timing=False), cuda.event(timing=False)
+            self.ready, self.done = sync_event(), sync_event()
             self.sums = {name: cuda.pinned_array(s, dtype=np.uint32) for name, s in sums_shapes.items()}
         else:
             self.host = self.device = np.empty(shape, dtype=np.uint32)
@@ -97,20 +97,21 @@ class Prover:
     memory.KeyTooLarge, naming the bytes needed and free, before anything is allocated.
     The Prover then allocates exactly the plan's items, here (the NTT tables on the first
     proof): queries resident or streamed from pinned host memory (on ``copy_stream``, its
-    own by default), one MSM workspace per curve shared by all its MSMs, the work vectors,
-    ``slots`` proof slots. Proofs enqueued on its stream run one after the other (its
+    own by default; ``streamed`` forces which, ``chunk`` is their chunk in points), one
+    MSM workspace per curve shared by all its MSMs, the work vectors, ``slots`` proof slots. Proofs enqueued on its stream run one after the other (its
     buffers are reused). On the CPU the same buffers are numpy arrays (no plan).
     """
 
     def __init__(self, pk: ProvingKey, *, gpu: bool | None = None, stream=None, slots: int = 1,
-                 memory_budget: int | None = None, copy_stream=None, chunk: int = memory.STREAM_CHUNK) -> None:
+                 memory_budget: int | None = None, copy_stream=None, chunk: int = memory.STREAM_CHUNK,
+                 streamed: tuple[str, ...] | None = None) -> None:
         self.pk = pk
         self.gpu = backend.cuda_available() if gpu is None else gpu
         self.stream = (stream or cuda.default_stream()) if self.gpu else None
         n = pk.domain_size
         shape = memory.KeyShape.of(pk)
         self.memory = memory.plan_memory(shape, memory.free_bytes(memory_budget) if self.gpu else None, slots=slots,
-                                         chunk=chunk)
+                                         chunk=chunk, streamed=streamed)
         self.copy_stream = (copy_stream or cuda.stream()) if self.memory.streamed and self.gpu else None
         place = (lambda a: cuda.to_device(np.ascontiguousarray(a), stream=self.stream)) if self.gpu else np.asarray
         alloc = (lambda shape: cuda.device_array(shape, dtype=np.uint32, stream=self.stream)) if self.gpu else (

@@ -33,6 +33,7 @@ import numpy as np
 from numba import config, cuda
 
 from numba_cuzk.curve.params import CurveParams
+from numba_cuzk.field.target import sync_event
 from numba_cuzk.msm.pippenger import Bases, Workspace, WindowSums, _check_points, msm
 
 
@@ -55,8 +56,8 @@ class StreamedBases:
             points, points.ctypes.data, points.nbytes)  # held: the pages stay locked while self lives
         buffers = min(2, self.parts)
         self.buffers = [cuda.device_array((2 * curve.limbs, self.chunk), dtype=np.uint32) for _ in range(buffers)]
-        self.uploaded = [_sync_event() for _ in range(buffers)]
-        self.freed = [_sync_event() for _ in range(buffers)]
+        self.uploaded = [sync_event() for _ in range(buffers)]
+        self.freed = [sync_event() for _ in range(buffers)]
         self._next = 0  # the next chunk to upload in the current pass
 
     def result_shape(self, windows: int) -> tuple[int, int, int]:
@@ -108,7 +109,3 @@ class StreamedBases:
         self._next = p + 1
 
 
-
-def _sync_event():
-    """An event for ordering streams only (no timing: cheaper to record and wait on)."""
-    return cuda.event() if config.ENABLE_CUDASIM else cuda.event(timing=False)  # the simulator's takes no options

@@ -158,17 +158,18 @@ def test_key_shape_of_a_key(cube_key):
 
 @pytest.mark.gpu
 def test_prover_streams_b2_under_a_small_budget(cube_key):
-    """The GPU path (the simulator in CI) with B2 forced out of the device by the budget:
-    3 chunks of 2 points; the proof verifies and each MSM equals the CPU backend's."""
+    """The GPU path (the simulator in CI) with B2 streamed (forced: at this size streaming
+    saves nothing) in 3 chunks of 2 points, within a budget of exactly its plan; the proof
+    verifies and each MSM equals the CPU backend's."""
     from numba_cuzk.groth16.prove import Prover
     from numba_cuzk.groth16.timing import PhaseTimer
     from numba_cuzk.msm import to_point
 
     _, witness, pk = cube_key
     budget = plan_with(KeyShape.of(pk), ("b2",), chunk=2).device_bytes
-    with pytest.raises(KeyTooLarge, match="GB is free"):
-        Prover(pk, gpu=True, memory_budget=1000, chunk=2)
-    prover = Prover(pk, gpu=True, memory_budget=budget, chunk=2)
+    with pytest.raises(KeyTooLarge, match="with b2 streamed from pinned host memory, but 0.00 GB is free"):
+        Prover(pk, gpu=True, memory_budget=1000, chunk=2, streamed=("b2",))
+    prover = Prover(pk, gpu=True, memory_budget=budget, chunk=2, streamed=("b2",))
     assert prover.memory.streamed == ("b2",) and prover.memory.parts("b2") == 3
     timer = PhaseTimer(prover.stream)
     proof = prover.prove(witness, timer=timer)
@@ -180,3 +181,21 @@ def test_prover_streams_b2_under_a_small_budget(cube_key):
     on_gpu = prover.device_work(prover.slots[0], PhaseTimer(prover.stream))
     on_cpu = cpu.device_work(cpu.slots[0], PhaseTimer())
     assert {k: to_point(v) for k, v in on_gpu.items()} == {k: to_point(v) for k, v in on_cpu.items()}
+
+
+def test_info_plan_command(tmp_path):
+    """``numba-cuzk info --plan``: a built-in circuit's plan for a given free memory, and
+    the refusal (exit 1, the figures on stderr)."""
+    from typer.testing import CliRunner
+
+    from numba_cuzk.cli import app
+
+    runner = CliRunner()
+    fits = runner.invoke(app, ["info", "--plan", "--circuit", "bit_heavy", "-k", "27", "--slots", "3",
+                               "--free-gb", "148"])
+    assert fits.exit_code == 0, fits.output
+    assert "streamed from pinned host memory: b2" in fits.output and "query a (G1, 132847089 points)" in fits.output
+    refused = runner.invoke(app, ["info", "--plan", "-k", "27", "--free-gb", "40"])
+    assert refused.exit_code == 1
+    need = plan_with(POREP, ()).device_bytes / 1e9
+    assert f"needs {need:.2f} GB" in refused.output and "but 40.00 GB is free" in refused.output
