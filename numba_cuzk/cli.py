@@ -21,7 +21,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from numba_cuzk import __version__, backend
+from numba_cuzk import __version__, backend, kernel_cache
+from numba_cuzk.engine import precompile
 
 
 class _App(typer.Typer):
@@ -92,6 +93,7 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
         "cuda": backend.describe_toolchain(),
         "gpus": backend.describe_devices(),
         "backend": backend.backend_name(),
+        "kernel_cache": precompile.cache_report(),
     }
     if as_json:
         typer.echo(json.dumps(report, indent=2))
@@ -110,6 +112,11 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
             + (f"{memory / GIB:.1f} GiB" if memory else "memory n/a"),
         )
     table.add_row("backend", f"[bold]{report['backend']}[/bold]")
+    cache = report["kernel_cache"]
+    table.add_row("kernel cache", f"{cache['folder']} ({cache['bytes'] / 2**20:.1f} MiB, {cache['entries']} entries)")
+    for target, (have, total) in cache["coverage"].items():
+        table.add_row(f"  {target} kernels", f"{have} of {total} cached" + (
+            ": `numba-cuzk compile` fills it" if have == 0 else " (the others compile on first use)" * (have < total)))
     console.print(table)
 
 
@@ -121,6 +128,28 @@ def _key_shape(zkey: str | None, circuit: str, log_constraints: int):
     from numba_cuzk.groth16.circuits import key_shape
 
     return key_shape(circuit, log_constraints)
+
+
+@app.command("compile")
+def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min=1,
+                                                  help="Worker processes (default: one per task).")) -> None:
+    """Compile every kernel for the visible GPU and the CPU backend into the kernel cache,
+    in parallel processes; later processes load them instead of compiling."""
+    from rich.progress import Progress
+
+    names = precompile.task_names()
+    start = time.perf_counter()
+    with Progress(console=console, transient=False) as progress:
+        bar = progress.add_task("compiling kernels", total=len(names))
+
+        def done(result) -> None:
+            progress.console.print(f"  {result.name:<14} {result.seconds:6.1f} s  "
+                                   f"({result.compiled} compiled, {result.loaded} from the cache)")
+            progress.advance(bar)
+
+        precompile.compile_all(processes=processes, on_done=done)
+    console.print(f"kernel cache {kernel_cache.cache_dir()}: {len(names)} tasks in "
+                  f"{time.perf_counter() - start:.1f} s")
 
 
 @dataclass

@@ -88,8 +88,8 @@ def prove_files(zkey_path: PathLike, witness_path: PathLike, proof_path: PathLik
     """
     gpu = backend.cuda_available() if gpu is None else gpu
     steps = _Steps(step)
-    with steps("read_zkey", f"reading {zkey_path}" + ("" if trusted else " and checking its points")):
-        pk = read_zkey(zkey_path, trusted=trusted, device=gpu)
+    with steps("read_zkey", f"reading {zkey_path}"):
+        pk = read_zkey(zkey_path, trusted=trusted)
     with steps("read_witness", f"reading {witness_path}"):
         witness = read_wtns(witness_path)
     if witness.shape[1] != pk.n_vars:
@@ -97,10 +97,11 @@ def prove_files(zkey_path: PathLike, witness_path: PathLike, proof_path: PathLik
     if r1cs_path is not None:
         with steps("check_witness", f"checking the witness against {r1cs_path}"):
             _check_against(read_r1cs(r1cs_path), pk.n_vars, pk.n_public, witness)
-    with steps("prepare", "preparing the prover (key to " + ("GPU" if gpu else "CPU backend") + ")"):
+    with steps("prepare", "preparing the prover (key to " + ("GPU" if gpu else "CPU backend")
+               + ("" if trusted else ", its points checked there") + ")"):
         prover = Prover(pk, gpu=gpu)
         timer = PhaseTimer(prover.stream)
-    with steps("prove", "proving (the first proof in a process compiles the kernels)"):
+    with steps("prove", "proving"):
         proof = prover.prove(witness, timer=timer)
     public = prover.public_inputs(witness)
     with steps("write", f"writing {proof_path}"):

@@ -42,6 +42,7 @@ from numba_cuzk.field.codec import from_limbs
 from numba_cuzk.field.params import FR
 from numba_cuzk.field.target import fill_zero, sync_event
 from numba_cuzk.groth16 import memory, pairing
+from numba_cuzk.groth16.formats.points import check as check_points
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
 from numba_cuzk.groth16.keys import Proof, ProvingKey
 from numba_cuzk.groth16.timing import PhaseTimer
@@ -118,6 +119,9 @@ class Prover:
             lambda shape: np.empty(shape, dtype=np.uint32))
         self.bases = {name: self._bases(getattr(pk, field), curve, name in self.memory.streamed)
                       for name, (field, curve) in memory.QUERIES.items()}
+        for name, (field, curve) in memory.QUERIES.items():  # an untrusted key's points, on this copy
+            if field in pk.unchecked:  # (a streamed query's in host memory, on all CPU cores)
+                check_points(self.bases[name].points, curve, pk.unchecked[field], stream=self.stream)
         self.csr = [tuple(place(x) for x in _matrix_csr(pk, m)) for m in (0, 1)]
         self.workspaces = {c.name: Workspace(c, self.memory.msm_plans[c.name], host_scalars=False)
                            for c in (G1, G2)} if self.gpu else {}
@@ -128,6 +132,7 @@ class Prover:
         self.points = {name: alloc(shape) for name, shape in shapes.items()}
         self.slots = [ProofSlot(pk.n_vars, shapes, self.gpu) for _ in range(slots)]
         self.omega_2n = FR.root_of_unity(pk.log_n + 1)
+        self.fixed = _FixedPoints(pk)
 
     def _bases(self, points: np.ndarray, curve, streamed: bool):
         if not self.gpu:
@@ -248,16 +253,22 @@ class Prover:
         return proof
 
     def _combine(self, points: dict) -> Proof:
-        pk = self.pk
+        f = self.fixed
         r, s = secrets.randbelow(FR.modulus), secrets.randbelow(FR.modulus)
-        g1 = lambda p: ark.to_ark(p, 1)  # noqa: E731
-        g2 = lambda p: ark.to_ark(p, 2)  # noqa: E731
-        delta1 = g1(pk.delta_g1)
-        a = g1(pk.alpha_g1) + g1(points["a"]) + delta1 * ark.scalar(r)
-        b2 = g2(pk.beta_g2) + g2(points["b2"]) + g2(pk.delta_g2) * ark.scalar(s)
-        b1 = g1(pk.beta_g1) + g1(points["b1"]) + delta1 * ark.scalar(s)
-        c = g1(points["c"]) + g1(points["h"]) + a * ark.scalar(s) + b1 * ark.scalar(r) - delta1 * ark.scalar(r * s)
+        a = f.alpha_g1 + ark.to_ark(points["a"], 1) + f.delta_g1 * ark.scalar(r)
+        b2 = f.beta_g2 + ark.to_ark(points["b2"], 2) + f.delta_g2 * ark.scalar(s)
+        b1 = f.beta_g1 + ark.to_ark(points["b1"], 1) + f.delta_g1 * ark.scalar(s)
+        c = (ark.to_ark(points["c"], 1) + ark.to_ark(points["h"], 1) + a * ark.scalar(s) + b1 * ark.scalar(r)
+             - f.delta_g1 * ark.scalar(r * s))
         return Proof(ark.from_ark(a, 1), ark.from_ark(b2, 2), ark.from_ark(c, 1))
+
+
+class _FixedPoints:
+    """The key's points of the epilogue as arkworks objects, converted once per Prover."""
+
+    def __init__(self, pk: ProvingKey) -> None:
+        self.alpha_g1, self.beta_g1, self.delta_g1 = (ark.to_ark(p, 1) for p in (pk.alpha_g1, pk.beta_g1, pk.delta_g1))
+        self.beta_g2, self.delta_g2 = (ark.to_ark(p, 2) for p in (pk.beta_g2, pk.delta_g2))
 
 
 def prove(pk: ProvingKey, witness: np.ndarray, *, gpu: bool | None = None) -> Proof:

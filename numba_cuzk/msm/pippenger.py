@@ -234,7 +234,7 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
         host_scalars = scalars.copy_to_host() if is_device_array(scalars) else np.ascontiguousarray(scalars)
         sums = np.zeros(shape, dtype=np.uint32) if out is None else out
         if n:
-            cpu_msm(curve)(bases.points, host_scalars, montgomery, plan.c, sums)
+            cpu_msm(curve, bases.points, host_scalars, montgomery, plan.c, sums)
         else:
             sums[:] = 0
         return WindowSums(curve, plan.c, sums)
@@ -265,7 +265,7 @@ def _workspace_plan(workspace: Workspace, curve: CurveParams, n: int, overrides:
 
 
 def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream) -> None:
-    kern = K.curve_kernels(curve)
+    kern = K.POINT_KERNELS[curve.name]
     n, c, windows = plan.n, plan.c, plan.windows
     per_scalar = _grid(n)
     per_window = K.SIM_BLOCKS if K.SIMULATOR else windows

@@ -13,8 +13,9 @@ Kernels never allocate, synchronize or copy.
 from __future__ import annotations
 
 import numpy as np
-from numba import config, cuda, int64, njit, prange, uint32
+from numba import config, cuda, int64, prange, uint32
 
+from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel
 from numba_cuzk.ntt.device import (
     N, ROOT_SLOTS, SLOTS, block_load, block_stage, block_store, load_roots, power_entry,
 )
@@ -32,7 +33,7 @@ _PASS_OPTIONS = {} if config.ENABLE_CUDASIM else {"launch_bounds": (THREADS, MIN
 BUILD_THREADS = LAUNCH_THREADS
 
 
-@cuda.jit(**_PASS_OPTIONS)
+@gpu_kernel(**_PASS_OPTIONS)
 def gpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """One pass on (batch, 8, n) arrays; src and dst may be the same array only on the
     last pass (it reads and writes the same index set per block)."""
@@ -51,7 +52,7 @@ def gpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode)
 
 
-@njit(parallel=True)
+@cpu_kernel(parallel=True)
 def cpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """gpu_pass on all CPU cores: one job per (vector, block of columns), same code."""
     blocks = 1 << (log_n - log_r - log_j)
@@ -65,14 +66,14 @@ def cpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
         block_store(buf, dst, b, j0, post, 0, 1, log_n, log_r, log_j, log_ns, mode)
 
 
-@cuda.jit
+@gpu_kernel
 def gpu_powers(out, low, high, log_low, log_ns, shift):
     i = cuda.grid(1)
     if i < out.shape[1]:
         power_entry(i, out, low, high, log_low, log_ns, shift)
 
 
-@njit(parallel=True)
+@cpu_kernel(parallel=True)
 def cpu_powers(out, low, high, log_low, log_ns, shift):
     for i in prange(out.shape[1]):
         power_entry(i, out, low, high, log_low, log_ns, shift)
