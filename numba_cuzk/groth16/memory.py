@@ -256,20 +256,25 @@ def fit_report(shape: KeyShape, free: int | None, slots: int, as_json: bool = Fa
 def free_bytes(budget: int | None = None) -> int | None:
     """Device bytes free now (cudaMemGetInfo, after flushing the frees Numba deferred), at
     most ``budget``; None on the CPU backend and in the simulator (unless a budget is given)."""
-    if config.ENABLE_CUDASIM or not cuda.is_available():
+    info = _memory_info()
+    if info is None:
         return budget
-    context = cuda.current_context()
-    context.deallocations.clear()
-    free, _ = context.get_memory_info()
-    return int(free) if budget is None else min(int(free), budget)
+    return info[0] if budget is None else min(info[0], budget)
 
 
 def used_bytes() -> int | None:
     """Device bytes in use now (total - free; every process's, as cudaMemGetInfo sees it),
     after flushing Numba's deferred frees; None without a GPU."""
+    info = _memory_info()
+    return None if info is None else info[1] - info[0]
+
+
+def _memory_info() -> tuple[int, int] | None:
+    """(free, total) device bytes after flushing the frees Numba deferred (it frees in
+    batches: past 10 pending or 20% of the device); None without a GPU."""
     if config.ENABLE_CUDASIM or not cuda.is_available():
         return None
     context = cuda.current_context()
-    context.deallocations.clear()
+    context.memory_manager.deallocations.clear()
     free, total = context.get_memory_info()
-    return int(total - free)
+    return int(free), int(total)

@@ -201,3 +201,36 @@ def test_info_plan_command(tmp_path):
     assert refused.exit_code == 1
     need = plan_with(POREP, ()).device_bytes / 1e9
     assert f"needs {need:.2f} GB" in refused.output and "but 40.00 GB is free" in refused.output
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(SIMULATOR, reason="2^20: the H200 only")
+def test_prover_at_log20_under_a_budget_that_leaves_b2_out():
+    """bit_heavy 2^20 with a budget 1 byte short of the resident plan: B2 streams in 4
+    chunks of 2^18 on the copy stream; the proofs verify, the streamed prover's MSMs equal
+    the resident one's, and the device memory it took stays within its plan."""
+    from numba_cuzk.groth16.prove import Prover
+    from numba_cuzk.groth16.setup import setup
+    from numba_cuzk.groth16.timing import PhaseTimer
+    from numba_cuzk.msm import to_point
+
+    r1cs, witness = build("bit_heavy", 20, seed=3)
+    pk = setup(r1cs, gpu=True)
+    resident = Prover(pk, gpu=True)
+    assert resident.memory.streamed == ()
+    budget = plan_with(KeyShape.of(pk), ()).device_bytes - 1
+    before = memory.used_bytes()
+    streamed = Prover(pk, gpu=True, memory_budget=budget, chunk=1 << 18)
+    assert streamed.memory.streamed == ("b2",) and streamed.memory.parts("b2") == 4
+    timer = PhaseTimer(streamed.stream)
+    for prover in (streamed, resident):
+        assert pairing.verify(pk.verifying_key, prover.public_inputs(witness), prover.prove(witness))
+    proof = streamed.prove(witness, timer=timer)
+    assert pairing.verify(pk.verifying_key, streamed.public_inputs(witness), proof)
+    assert timer.durations_ms()["stream_b2"] > 0
+    assert memory.used_bytes() - before <= streamed.memory.device_bytes
+    for prover in (streamed, resident):
+        prover.slots[0].load(witness, prover.stream, PhaseTimer(prover.stream))
+    got = streamed.device_work(streamed.slots[0], PhaseTimer(streamed.stream))
+    want = resident.device_work(resident.slots[0], PhaseTimer(resident.stream))
+    assert {k: to_point(v) for k, v in got.items()} == {k: to_point(v) for k, v in want.items()}
