@@ -157,6 +157,17 @@ def test_key_shape_of_a_key(cube_key):
                                        r1cs.a.nnz + r1cs.b.nnz + r1cs.n_public + 1)
 
 
+def test_zkey_shape_from_its_headers(cube_key, tmp_path):
+    from numba_cuzk.groth16.formats import read_shape, write_zkey
+
+    _, _, pk = cube_key
+    write_zkey(tmp_path / "cube.zkey", pk)
+    assert read_shape(tmp_path / "cube.zkey") == KeyShape.of(pk)
+    (tmp_path / "bad.zkey").write_bytes(b"zkey" + bytes(8))
+    with pytest.raises(ValueError, match="zkey"):
+        read_shape(tmp_path / "bad.zkey")
+
+
 @pytest.mark.gpu
 def test_prover_streams_b2_under_a_small_budget(cube_key):
     """The GPU path (the simulator in CI) with B2 streamed (forced: at this size streaming
