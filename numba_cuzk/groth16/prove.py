@@ -1,6 +1,6 @@
 """The Groth16 prover, snarkjs's construction, on the GPU or on all CPU cores.
 
-    prover = Prover(pk)                 # bases resident, A and B as CSR, buffers allocated
+    prover = Prover(pk)                 # memory planned, bases resident (or streamed), buffers allocated
     proof = prover.prove(witness)       # (8, n_vars) uint32 canonical Fr, wire 0 = 1
 
 For a domain of n = pk.domain_size points (omega = FR.root_of_unity(log n), from 5):
@@ -18,9 +18,13 @@ For a domain of n = pk.domain_size points (omega = FR.root_of_unity(log n), from
 5. The proof is checked with one pairing product (~2 ms) before it is returned: a
    witness that breaks a constraint gives ValueError, never a proof that fails later.
 
-The GPU path runs on one stream and allocates nothing per proof after the first (NTT and
-MSM workspaces are cached by shape); the host waits once, for the five MSMs' window sums,
-and combines each by Horner's rule (msm.to_point).
+The GPU path allocates what its memory plan (memory.py) lists, when it is made (the NTT
+tables on the first proof), and nothing per proof: one MSM workspace per curve serves all
+that curve's MSMs, one scratch vector the three NTTs, run one vector at a time. It runs on
+one stream, plus a copy stream for the queries the plan streams from pinned host memory
+(their first chunks are queued before the matvec, so the copies overlap it and the NTTs).
+The host waits once, for the five MSMs' window sums, and combines each by Horner's rule
+(msm.to_point).
 A proof goes through the device in a ``ProofSlot`` (pinned witness and window-sum buffers,
 its device copy, events): ``enqueue`` launches its device work and returns, ``collect``
 waits for it. With several slots a pipeline (numba_cuzk.engine) uploads the next witness
