@@ -22,14 +22,16 @@ all in its constructor (the NTT's tables on its warm-up), and nothing per proof.
 - slots: a device witness (32 m) per proof slot (and its pinned host twin, host memory).
 - msm results: each MSM's window sums (4L x windows x 4 bytes; per chunk when streamed).
 - streaming: a query left in pinned host memory (streamed, msm/stream.py) costs two device
-  buffers of ``chunk`` points instead of the whole query.
+  buffers of ``chunk`` points instead of the whole query (and, when every query of its
+  curve streams, that curve's workspace serves one chunk).
 - margin: MARGIN_BYTES for what the plan does not itemise (kernel modules, Numba's small
   constant tables, allocations whose frees Numba has deferred).
 
 ``plan_memory`` keeps every query resident if that fits in ``free``; otherwise it streams
-queries in STREAM_ORDER (B2 first: the largest, and the MSM least sensitive to a chunked
-pass), one more at a time, until the plan fits, and raises KeyTooLarge naming the bytes
-needed (all resident, and all streamed) and the bytes free when even that does not fit.
+queries in STREAM_ORDER (B2 first: the largest, and with it the G2 workspace shrinks to
+one chunk's), one more at a time, each in the largest chunk of STREAM_CHUNKS that fits,
+until the plan fits, and raises KeyTooLarge naming the bytes needed (all resident, and
+all streamed) and the bytes free when even that does not fit.
 """
 
 from __future__ import annotations
@@ -46,7 +48,11 @@ from numba_cuzk.ntt import domain
 
 QUERIES = {"a": ("a_g1", G1), "b1": ("b_g1", G1), "b2": ("b_g2", G2), "c": ("c_g1", G1), "h": ("h_g1", G1)}
 STREAM_ORDER = ("b2", "h", "c", "b1", "a")
-STREAM_CHUNK = 1 << 22  # points: G2 2^22 x 192 B = 0.8 GB, ~15 ms of copy at 52.8 GB/s
+# Points per chunk of a streamed query, the largest of these that fits: every chunk pays
+# its workspace's whole bucket reduction (~2 x windows x 2^(c-1) additions: G2 at 2^24,
+# c = 20, 26 M; at 2^22, c = 18, 7.9 M per chunk, 4x as many chunks), so fewer, larger
+# chunks cost less; a G2 chunk of 2^24 is 3.2 GB, ~61 ms of copy at 52.8 GB/s.
+STREAM_CHUNKS = tuple(1 << k for k in range(24, 17, -1))
 MARGIN_BYTES = 1 << 30
 FR_BYTES = 32
 CSR_BYTES_PER_COEFFICIENT = 36  # 32 B value + 4 B column index
@@ -212,7 +218,7 @@ def _items(shape: KeyShape, slots: int, streamed: tuple[str, ...], chunk: int, p
     return items
 
 
-def plan_with(shape: KeyShape, streamed: tuple[str, ...], *, slots: int = 1, chunk: int = STREAM_CHUNK,
+def plan_with(shape: KeyShape, streamed: tuple[str, ...], *, slots: int = 1, chunk: int = STREAM_CHUNKS[0],
               free: int | None = None) -> MemoryPlan:
     """The plan that streams exactly ``streamed`` (no fitting, no refusal)."""
     if slots < 1 or chunk < 1:
@@ -226,18 +232,21 @@ def plan_with(shape: KeyShape, streamed: tuple[str, ...], *, slots: int = 1, chu
                       tuple(_items(shape, slots, tuple(streamed), chunk, plans)), free)
 
 
-def plan_memory(shape: KeyShape, free: int | None, *, slots: int = 1, chunk: int = STREAM_CHUNK,
+def plan_memory(shape: KeyShape, free: int | None, *, slots: int = 1, chunk: int | None = None,
                 streamed: tuple[str, ...] | None = None) -> MemoryPlan:
-    """The plan with the fewest queries streamed (in STREAM_ORDER) that fits ``free``
-    device bytes (every query resident when ``free`` is None), or the one that streams
-    exactly ``streamed``. KeyTooLarge, naming the bytes needed and free, when streaming
-    every query (or ``streamed``) does not fit either."""
+    """The plan with the fewest queries streamed (in STREAM_ORDER), then the largest chunk
+    (``chunk``, or the first of STREAM_CHUNKS), that fits ``free`` device bytes (every
+    query resident when ``free`` is None), or the one that streams exactly ``streamed``.
+    KeyTooLarge, naming the bytes needed and free, when streaming every query (or
+    ``streamed``) in the smallest chunks does not fit either."""
     choices = [STREAM_ORDER[:k] for k in range(len(STREAM_ORDER) + 1)] if streamed is None else [tuple(streamed)]
+    chunks = STREAM_CHUNKS if chunk is None else (chunk,)
     for choice in choices:
-        plan = plan_with(shape, choice, slots=slots, chunk=chunk, free=free)
-        if free is None or plan.device_bytes <= free:
-            return plan
-    resident = plan_with(shape, (), slots=slots, chunk=chunk)
+        for size in chunks if choice else chunks[:1]:
+            plan = plan_with(shape, choice, slots=slots, chunk=size, free=free)
+            if free is None or plan.device_bytes <= free:
+                return plan
+    resident = plan_with(shape, (), slots=slots)
     big = sorted(plan.items, key=lambda i: -i.nbytes)[:3]
     raise KeyTooLarge(
         f"the proving key (domain 2^{shape.log_n}, {shape.n_vars} wires) needs {resident.device_bytes / GB:.2f} GB "

@@ -102,13 +102,13 @@ class Prover:
     memory.KeyTooLarge, naming the bytes needed and free, before anything is allocated.
     The Prover then allocates exactly the plan's items, here (the NTT tables on the first
     proof): queries resident or streamed from pinned host memory (on ``copy_stream``, its
-    own by default; ``streamed`` forces which, ``chunk`` is their chunk in points), one
+    own by default; ``streamed`` forces which, ``chunk`` their chunk in points), one
     MSM workspace per curve shared by all its MSMs, the work vectors, ``slots`` proof slots. Proofs enqueued on its stream run one after the other (its
     buffers are reused). On the CPU the same buffers are numpy arrays (no plan).
     """
 
     def __init__(self, pk: ProvingKey, *, gpu: bool | None = None, stream=None, slots: int = 1,
-                 memory_budget: int | None = None, copy_stream=None, chunk: int = memory.STREAM_CHUNK,
+                 memory_budget: int | None = None, copy_stream=None, chunk: int | None = None,
                  streamed: tuple[str, ...] | None = None) -> None:
         self.pk = pk
         self.gpu = backend.cuda_available() if gpu is None else gpu

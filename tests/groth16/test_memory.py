@@ -97,14 +97,16 @@ def test_b2_streams_first_then_h():
 
 
 def test_porep_partition_fits_an_h200_with_b2_streamed():
-    """2^27 with 3 slots (the engine's two GPU workers): 169 GB resident, so B2 streams,
-    and the rest fits what an H200 has free (139.8 GiB ~ 150 GB, say 148 GB free)."""
+    """2^27 with 3 slots (the engine's two GPU workers): 178 GB resident, so B2 streams,
+    and the rest fits what an H200 has free (139.8 GiB ~ 150 GB, say 148 GB free), in
+    chunks of 2^24; 1 byte less and the chunks halve."""
     free = 148 * 10**9
     resident = plan_with(POREP, (), slots=3)
     assert resident.device_bytes > free
     plan = plan_memory(POREP, free, slots=3)
-    assert plan.streamed == ("b2",)
+    assert plan.streamed == ("b2",) and plan.chunk == 1 << 24  # the largest chunk that fits
     assert plan.device_bytes <= free
+    assert plan_memory(POREP, plan.device_bytes - 1, slots=3).chunk == 1 << 23
     assert plan.pinned_bytes == 25_506_641_088 + 3 * 32 * 132847089
 
 
