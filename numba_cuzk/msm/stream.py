@@ -16,8 +16,8 @@ uploaded[b] before chunk k's MSM, the copy stream for freed[b] before copying ch
 chunk k + 1 uploads while chunk k computes. A chunk is 2L row copies (the layout is
 limb-major: a chunk's columns are 2L runs of ``chunk`` words), ~10 us of host time each.
 The copy of a chunk of G2 points takes ~chunk * 192 B / 52.8 GB/s on the H200 (pinned:
-~15 ms at 2^22), about what its MSM takes there (msm_b2 ~4.4 ms per 2^20 mostly-0/1
-scalars at 2^26), so the stream is hidden or nearly.
+~61 ms at 2^24), about what its MSM takes there (msm_b2 was 295 ms for 2^26 mostly-0/1
+scalars resident: ~74 ms per 2^24), so the copies can hide behind the MSMs (not measured).
 
 ``transfer`` (optional): a callable giving a context manager that brackets each chunk's
 copy launches with events on the copy stream (the prover's PhaseTimer.phase), so that a
