@@ -25,6 +25,7 @@ where it can be and otherwise compiled around, with one warning.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -133,18 +134,20 @@ def _warn_once(error: OSError) -> None:
                       "kernels are compiled in this process and not kept", RuntimeWarning, stacklevel=3)
 
 
-def _saving_or_warning(save):
-    """Cache.save_overload that turns an OSError of ours (read-only, full) into one warning."""
+def _or_warning(method):
+    """A Cache method (load_overload, save_overload) that turns an OSError in our folder
+    (unreadable, read-only, full) into one warning: as if the entry were absent."""
 
-    def save_overload(self, sig, data):
+    def guarded(self, *args):
         try:
-            save(self, sig, data)
+            return method(self, *args)
         except OSError as error:
             if not isinstance(self._impl.locator, _PackageLocatorMixin):
                 raise
             _warn_once(error)
+            return None
 
-    return save_overload
+    return guarded
 
 
 def install() -> None:
@@ -163,7 +166,8 @@ def install() -> None:
         locator = type("PackageLocator", (_PackageLocatorMixin, base), {})
         impl = caching.CacheImpl if hasattr(caching, "CacheImpl") else caching._CacheImpl
         impl._locator_classes = [locator] + [c for c in impl._locator_classes if c.__name__ != "PackageLocator"]
-        caching.Cache.save_overload = _saving_or_warning(caching.Cache.save_overload)
+        for name in ("load_overload", "save_overload"):
+            setattr(caching.Cache, name, _or_warning(getattr(caching.Cache, name)))
 
 
 def specialize(template: Callable, name: str, **bindings) -> types.FunctionType:
@@ -180,42 +184,83 @@ def specialize(template: Callable, name: str, **bindings) -> types.FunctionType:
     return fn
 
 
+_compile_only: frozenset | None = None  # precompile's tasks: the kernels a launch compiles
+
+
+class GpuKernel:
+    """A ``cuda.jit`` dispatcher, launched as usual: ``kernel[grid, block, stream](*args)``.
+    Under ``compile_only(names)`` a launch compiles the kernel for its arguments (as the
+    launch would) if it is named, skips it otherwise, and runs nothing: so one process
+    compiles one heavy kernel of a pipeline while others compile the rest."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+        self.__doc__ = dispatcher.__doc__
+
+    def __getitem__(self, config):
+        if _compile_only is None:
+            return self.dispatcher[config]
+        return self._compile
+
+    def _compile(self, *args) -> None:
+        if self.dispatcher.py_func.__qualname__ in _compile_only:
+            self.dispatcher._compile_for_args(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.dispatcher, name)
+
+
+@contextlib.contextmanager
+def compile_only(names: set[str]):
+    """Within: launches compile the kernels ``names`` (qualnames) and nothing runs."""
+    global _compile_only
+    _compile_only = frozenset(names)
+    try:
+        yield
+    finally:
+        _compile_only = None
+
+
 def gpu_kernel(fn: Callable | None = None, **options):
-    """``cuda.jit(cache=True, **options)``, listed for compile_stats. In the simulator
-    (no machine code) there is nothing to cache."""
+    """``cuda.jit(cache=True, **options)`` as a GpuKernel, listed for compile_stats. In the
+    simulator (no machine code) there is nothing to cache."""
     from numba import config, cuda
 
     def decorate(f):
         kernel = cuda.jit(cache=not config.ENABLE_CUDASIM, **options)(f)
         _KERNELS.append(kernel)
-        return kernel
+        return GpuKernel(kernel)
 
     return decorate(fn) if fn is not None else decorate
 
 
 class CpuKernel:
-    """An ``njit(cache=True)`` entry point called from Python. Before its first call the
-    registered preloads run (the field functions' symbols: see curve/target.py), since a
-    cached entry that calls them is linked as it loads."""
+    """An ``njit(cache=True)`` entry point called from Python. With ``symbols``, the
+    registered preloads run before its first call (the field functions' symbols: see
+    curve/target.py), since a cached entry that calls them is linked as it loads."""
 
-    def __init__(self, dispatcher):
+    def __init__(self, dispatcher, symbols: bool):
         self.dispatcher = dispatcher
+        self.symbols = symbols
         self.__doc__ = dispatcher.__doc__
         self.__name__ = dispatcher.__name__
 
     def __call__(self, *args):
-        run_cpu_preloads()
+        if self.symbols:
+            run_cpu_preloads()
         return self.dispatcher(*args)
 
 
-def cpu_kernel(fn: Callable | None = None, **options):
-    """``njit(cache=True, **options)`` as a CpuKernel, listed for compile_stats."""
+def cpu_kernel(fn: Callable | None = None, *, symbols: bool = True, **options):
+    """``njit(cache=True, **options)`` as a CpuKernel, listed for compile_stats.
+    ``symbols=False`` for kernels below curve/ (field, ntt, Fr-only groth16 code), which
+    cannot reach curve/target.py's symbols: their first call binds none (~0.5 s)."""
     from numba import njit
 
     def decorate(f):
         kernel = njit(cache=True, **options)(f)
         _KERNELS.append(kernel)
-        return CpuKernel(kernel)
+        return CpuKernel(kernel, symbols)
 
     return decorate(fn) if fn is not None else decorate
 

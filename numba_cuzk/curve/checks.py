@@ -18,8 +18,9 @@ limbs; see points.py):
   operations for G1 and 68 for G2, against 255 doublings + ~128 additions for r P.
   The identity is in the subgroup.
 - ``decode(p, flags) -> status``: canonical coordinates in, Montgomery point out;
-  decompresses (flags has COMPRESSED) and checks (flags has CHECK) in place. With
-  MONTGOMERY the point is a key's (Montgomery, (0, 0) for infinity) and only checked.
+  decompresses (flags has COMPRESSED) and checks (flags has CHECK) in place.
+- ``check_stored(p) -> status``: a key's point as stored (Montgomery, (0, 0) for
+  infinity), checked on its curve and in the subgroup, left as it is.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ INFINITY = np.uint32(1)
 SIGN = np.uint32(2)  # y is the lexicographically largest root
 COMPRESSED = np.uint32(4)
 CHECK = np.uint32(8)  # check on-curve (uncompressed) and subgroup membership
-MONTGOMERY = np.uint32(16)  # uncompressed coordinates already in Montgomery form, (0, 0) = infinity: a key's points
 OK, NOT_ON_CURVE, NOT_IN_SUBGROUP = 0, 1, 2
 STATUS_REASONS = {NOT_ON_CURVE: "not on curve", NOT_IN_SUBGROUP: "not in the prime-order subgroup"}
 
@@ -150,6 +150,7 @@ class CurveChecks:
     lexicographically_largest: Callable
     in_subgroup: Callable
     decode: Callable
+    check_stored: Callable
 
 
 @lru_cache(maxsize=None)
@@ -226,23 +227,16 @@ def curve_checks(curve: CurveParams) -> CurveChecks:
             f_copy(e[L2:L3], base[L2:L3])  # Z = 1
             return jac_eq(e, acc)
 
-    aff_is_identity = P.aff_is_identity
-
     @split
     def decode(p, flags):
-        """p: affine, canonical coordinates (y ignored when compressed) -> Montgomery, or
-        (MONTGOMERY) already Montgomery and left as it is. Returns OK, NOT_ON_CURVE or
-        NOT_IN_SUBGROUP; p is (0, 0) for the identity."""
+        """p: affine, canonical coordinates (y ignored when compressed) -> Montgomery.
+        Returns OK, NOT_ON_CURVE or NOT_IN_SUBGROUP; p is (0, 0) for the identity."""
         if flags & INFINITY:
             for j in range(L2):
                 p[j] = uint32(0)
             return OK
-        if flags & MONTGOMERY:
-            if aff_is_identity(p):
-                return OK
-        else:
-            for k in range(DEG):
-                to_mont(p[k * _N:(k + 1) * _N], p[k * _N:(k + 1) * _N])
+        for k in range(DEG):
+            to_mont(p[k * _N:(k + 1) * _N], p[k * _N:(k + 1) * _N])
         if flags & COMPRESSED:
             rhs = local_u32(L)
             b = local_u32(L)
@@ -256,14 +250,28 @@ def curve_checks(curve: CurveParams) -> CurveChecks:
             if largest(p[L:L2]) != ((flags & SIGN) != uint32(0)):
                 f_neg(p[L:L2], p[L:L2])
         else:
-            if not flags & MONTGOMERY:
-                for k in range(DEG):
-                    to_mont(p[L + k * _N:L + (k + 1) * _N], p[L + k * _N:L + (k + 1) * _N])
+            for k in range(DEG):
+                to_mont(p[L + k * _N:L + (k + 1) * _N], p[L + k * _N:L + (k + 1) * _N])
             if (flags & CHECK) and not aff_on_curve(p):
                 return NOT_ON_CURVE
         if (flags & CHECK) and not in_subgroup(p):
             return NOT_IN_SUBGROUP
         return OK
 
+    aff_is_identity = P.aff_is_identity
+
+    @split
+    def check_stored(p):
+        """p: a key's affine point as stored (Montgomery, (0, 0) the identity), unchanged.
+        Returns OK, NOT_ON_CURVE or NOT_IN_SUBGROUP. No decompression: the check alone
+        compiles in a fraction of decode's time."""
+        if aff_is_identity(p):
+            return OK
+        if not aff_on_curve(p):
+            return NOT_ON_CURVE
+        if not in_subgroup(p):
+            return NOT_IN_SUBGROUP
+        return OK
+
     return CurveChecks(curve=curve, sqrt=sqrt, lexicographically_largest=largest, in_subgroup=in_subgroup,
-                       decode=decode)
+                       decode=decode, check_stored=check_stored)

@@ -10,6 +10,7 @@ and return without synchronizing.
   the trick plus the 3-4 of the conversion (identity -> (0, 0)).
 - ``decode(status, points, flags, curve)``: decompress/convert/check in place (checks.py);
   encoding.py wraps it with the byte parsing.
+- ``check(status, points, curve)``: a key's points (Montgomery, as stored) checked.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def _to_affine_pair(curve: CurveParams, form: str) -> tuple:
             mul(u, u, d)
             store_f(ys, i, u)
 
-    return index_kernels(f"{form}_to_affine_{curve.name.lower()}", body, 3)
+    return index_kernels(f"{form}_to_affine_{curve.name.lower()}", body, 3, symbols=True)
 
 
 def _decode_pair(curve: CurveParams) -> tuple:
@@ -110,15 +111,31 @@ def _decode_pair(curve: CurveParams) -> tuple:
     def body(i, status, points, flags):
         p = local_u32(L2)
         load(p, points, i, 2)
-        status[i] = decode_point(p, flags[0] if flags.shape[0] == 1 else flags[i])
+        status[i] = decode_point(p, flags[i])
         store(points, i, p, 2)
 
-    return index_kernels(f"decode_{curve.name.lower()}", body, 3)
+    return index_kernels(f"decode_{curve.name.lower()}", body, 3, symbols=True)
 
 
-# The kernels: jacobian_to_affine_g1, xyzz_to_affine_g2, decode_g1, ... and their _cpu twins.
+def _check_pair(curve: CurveParams) -> tuple:
+    P = point_ops(curve)
+    L2 = 2 * P.limbs
+    check_point = curve_checks(curve).check_stored
+    load = P.load
+
+    @device
+    def body(i, status, points):
+        p = local_u32(L2)
+        load(p, points, i, 2)
+        status[i] = check_point(p)
+
+    return index_kernels(f"check_{curve.name.lower()}", body, 2, symbols=True)
+
+
+# The kernels: jacobian_to_affine_g1, xyzz_to_affine_g2, decode_g1, check_g2, ... and their _cpu twins.
 TO_AFFINE = {(curve.name, form): _to_affine_pair(curve, form) for curve in (G1, G2) for form in ("jacobian", "xyzz")}
 DECODE = {curve.name: _decode_pair(curve) for curve in (G1, G2)}
+CHECK = {curve.name: _check_pair(curve) for curve in (G1, G2)}
 
 
 def _check_points(arr, curve: CurveParams, coords: int, name: str) -> int:
@@ -150,11 +167,22 @@ def to_affine(out, points, curve: CurveParams, form: str = "xyzz", stream=None):
     return out
 
 
+def check(status, points, curve: CurveParams, stream=None):
+    """status[i] (n,) <- checks.OK / NOT_ON_CURVE / NOT_IN_SUBGROUP for the (2L, n) points
+    of a key as stored (Montgomery affine, (0, 0) the identity), which stay unchanged."""
+    n = _check_points(points, curve, 2, "points")
+    gpu, cpu = CHECK[curve.name]
+    if is_device_array(points):
+        _launch(gpu, n, stream, status, points)
+    elif n:
+        cpu(n, status, points)
+    return status
+
+
 def decode(status, points, flags, curve: CurveParams, stream=None):
     """In place: (2L, n) canonical coordinates -> Montgomery affine points, decompressing
-    and checking per ``flags`` ((n,) uint32, or (1,) for every point; checks.py: INFINITY,
-    SIGN, COMPRESSED, CHECK, MONTGOMERY); status[i] gets checks.OK / NOT_ON_CURVE /
-    NOT_IN_SUBGROUP."""
+    and checking per ``flags`` (checks.py: INFINITY, SIGN, COMPRESSED, CHECK); status[i]
+    gets checks.OK / NOT_ON_CURVE / NOT_IN_SUBGROUP."""
     n = _check_points(points, curve, 2, "points")
     gpu, cpu = DECODE[curve.name]
     if is_device_array(points):

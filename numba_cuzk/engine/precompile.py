@@ -1,16 +1,16 @@
 """``numba-cuzk compile``: every kernel into the kernel cache, in parallel processes.
 
 A kernel's cost is its compilation (a G2 point formula inlined at one call site is ~20 s
-of NVVM and ptxas), and one process compiles one kernel at a time. So the work is split
-into tasks that each run the production path of one or two heavy kernels at a tiny size
-(the same call sites, so the same argument types and cache entries), each in its own
-spawned process:
+of NVVM and ptxas), and one process compiles one kernel at a time. So each heavy GPU
+kernel gets a process of its own, which runs that kernel's production path at a tiny
+size under kernel_cache.compile_only: the same call site, so the same argument types and
+cache entry, compiled and not run:
 
-    phase 1  decode_g1, decode_g2          a key's point check (curve/kernels.decode)
-             msm_g1, msm_g2                Pippenger (accumulate_gN, reduce_gN, ...)
-             setup_g1, setup_g2            fixed-base multiples (fixed_base_mul_gN, ...)
-             cpu_prove, cpu_check          the CPU backend: a tiny setup and proof; a key check
-    phase 2  gpu_prove                     a tiny setup and proof: the light kernels left
+    phase 1  check_gN, accumulate_gN, reduce_gN,     one process each (N = 1, 2)
+             fixed_base_mul_gN, xyzz_to_affine_gN
+             cpu_check_gN, cpu_msm_gN, cpu_setup_gN  the CPU backend's point kernels, run
+    phase 2  gpu_prove, cpu_prove                    a tiny setup and proof, run: the light
+                                                     kernels left, and a check that all work
 
 Phase 2 runs once phase 1 is done, so that it finds the heavy kernels in the cache
 instead of compiling them again. Without a GPU only the CPU tasks run.
@@ -48,39 +48,47 @@ def _generator_points(curve, count: int) -> np.ndarray:
     return np.ascontiguousarray(np.repeat(layout.points_to_limbs([curve.generator], curve), count, axis=1))
 
 
+def _curve(name: str):
+    from numba_cuzk.curve.params import G1, G2
+
+    return {"G1": G1, "G2": G2}[name]
+
+
 def _check(curve_name: str, gpu: bool) -> None:
+    """A key's point check (formats/points.check's kernel), on the GPU or the CPU."""
     from numba import cuda
 
-    from numba_cuzk.curve.params import G1, G2
-    from numba_cuzk.groth16.formats.points import check
+    from numba_cuzk.curve import kernels
 
-    curve = {"G1": G1, "G2": G2}[curve_name]
+    curve = _curve(curve_name)
     points = _generator_points(curve, _POINTS)
-    check(cuda.to_device(points) if gpu else points, curve, "compile")
+    if gpu:
+        kernels.check(cuda.device_array(_POINTS, dtype=np.uint8), cuda.to_device(points), curve)
+    else:
+        kernels.check(np.empty(_POINTS, dtype=np.uint8), points, curve)
 
 
-def _msm(curve_name: str) -> None:
+def _msm(curve_name: str, gpu: bool) -> None:
     from numba import cuda
 
-    from numba_cuzk.curve.params import G1, G2
-    from numba_cuzk.msm import msm, result_shape, upload_bases
+    from numba_cuzk.msm import host_bases, msm, upload_bases
 
-    curve = {"G1": G1, "G2": G2}[curve_name]
-    scalars = np.random.default_rng(1).integers(0, 2 ** 32, (8, _POINTS), dtype=np.uint32)
-    scalars[7] &= 0x0FFFFFFF
-    out = cuda.device_array(result_shape(_POINTS, curve), dtype=np.uint32)
-    msm(upload_bases(_generator_points(curve, _POINTS), curve), cuda.to_device(scalars), montgomery=True, out=out)
-    cuda.synchronize()
+    curve = _curve(curve_name)
+    scalars = np.zeros((8, _POINTS), dtype=np.uint32)
+    scalars[0] = np.arange(_POINTS)
+    points = _generator_points(curve, _POINTS)
+    if gpu:
+        msm(upload_bases(points, curve), cuda.to_device(scalars), montgomery=True)
+    else:
+        msm(host_bases(points, curve), scalars, montgomery=True)
 
 
-def _setup(curve_name: str) -> None:
-    from numba_cuzk.curve.params import G1, G2
+def _setup(curve_name: str, gpu: bool) -> None:
     from numba_cuzk.groth16.setup import _FixedBase
 
-    curve = {"G1": G1, "G2": G2}[curve_name]
     scalars = np.zeros((8, _POINTS), dtype=np.uint32)
     scalars[0] = np.arange(1, _POINTS + 1)
-    _FixedBase(gpu=True)(scalars, curve)
+    _FixedBase(gpu=gpu)(scalars, _curve(curve_name))
 
 
 def _prove(gpu: bool) -> None:
@@ -89,18 +97,33 @@ def _prove(gpu: bool) -> None:
     from numba_cuzk.groth16.setup import setup
 
     r1cs, witness = build("mimc", _TINY_LOG)
-    prover = Prover(setup(r1cs, gpu=gpu), gpu=gpu)
-    prover.prove(witness)
+    Prover(setup(r1cs, gpu=gpu), gpu=gpu).prove(witness)
+
+
+def _only(kernel: str, fn: Callable, *args) -> None:
+    """fn(*args) compiling ``kernel`` alone (kernel_cache.compile_only)."""
+    with kernel_cache.compile_only({kernel}):
+        fn(*args)
 
 
 def _tasks(gpu: bool) -> list[list[tuple[str, Callable, tuple]]]:
-    cpu = [("cpu_prove", _prove, (False,)), ("cpu_check_g1", _check, ("G1", False)),
-           ("cpu_check_g2", _check, ("G2", False))]
+    cpu = []
+    for curve in ("G2", "G1"):  # G2 first: its kernels take longest
+        suffix = curve.lower()
+        cpu += [(f"cpu_check_{suffix}", _check, (curve, False)), (f"cpu_msm_{suffix}", _msm, (curve, False)),
+                (f"cpu_setup_{suffix}", _setup, (curve, False))]
+    last = [("cpu_prove", _prove, (False,))]
     if not gpu:
-        return [cpu]
-    heavy = [("decode_g2", _check, ("G2", True)), ("msm_g2", _msm, ("G2",)), ("setup_g2", _setup, ("G2",)),
-             ("decode_g1", _check, ("G1", True)), ("msm_g1", _msm, ("G1",)), ("setup_g1", _setup, ("G1",))]
-    return [heavy + cpu, [("gpu_prove", _prove, (True,))]]
+        return [cpu, last]
+    heavy = []
+    for curve in ("G2", "G1"):
+        suffix = curve.lower()
+        heavy += [(f"check_{suffix}", _only, (f"check_{suffix}", _check, curve, True)),
+                  (f"accumulate_{suffix}", _only, (f"accumulate_{suffix}", _msm, curve, True)),
+                  (f"reduce_{suffix}", _only, (f"reduce_{suffix}", _msm, curve, True)),
+                  (f"fixed_base_mul_{suffix}", _only, (f"fixed_base_mul_{suffix}", _setup, curve, True)),
+                  (f"xyzz_to_affine_{suffix}", _only, (f"xyzz_to_affine_{suffix}", _setup, curve, True))]
+    return [heavy + cpu, last + [("gpu_prove", _prove, (True,))]]
 
 
 KERNEL_MODULES = ("numba_cuzk.field.codec", "numba_cuzk.field.kernels", "numba_cuzk.curve.kernels",

@@ -149,7 +149,7 @@ def _converters(params: FieldParams) -> tuple:
     suffix = params.name.lower()
     return tuple(
         cpu_kernel(specialize(_convert_each, f"{direction}_mont_{suffix}_cpu", n_limbs=ops.limbs, load=ops.load,
-                              convert=convert, store=ops.store), parallel=True)
+                              convert=convert, store=ops.store), symbols=False, parallel=True)
         for direction, convert in (("to", ops.to_mont), ("from", ops.from_mont)))
 
 

@@ -37,6 +37,12 @@ def _launch(kernel, n: int, stream, *args) -> None:
         kernel[blocks, THREADS_PER_BLOCK, stream or 0](*args)
 
 
+def _gpu_each2(n, a, b):
+    i = cuda.grid(1)
+    if i < n:
+        body(i, a, b)
+
+
 def _gpu_each3(n, a, b, c):
     i = cuda.grid(1)
     if i < n:
@@ -49,6 +55,11 @@ def _gpu_each4(n, a, b, c, d):
         body(i, a, b, c, d)
 
 
+def _cpu_each2(n, a, b):
+    for i in prange(n):
+        body(i, a, b)
+
+
 def _cpu_each3(n, a, b, c):
     for i in prange(n):
         body(i, a, b, c)
@@ -59,16 +70,17 @@ def _cpu_each4(n, a, b, c, d):
         body(i, a, b, c, d)
 
 
-_TEMPLATES = {3: (_gpu_each3, _cpu_each3), 4: (_gpu_each4, _cpu_each4)}
+_TEMPLATES = {2: (_gpu_each2, _cpu_each2), 3: (_gpu_each3, _cpu_each3), 4: (_gpu_each4, _cpu_each4)}
 
 
-def index_kernels(name: str, body, arrays: int) -> tuple:
+def index_kernels(name: str, body, arrays: int, symbols: bool) -> tuple:
     """(CUDA kernel ``name``, parallel CPU kernel ``name_cpu``), each ``(n, *arrays)``
     running ``body(i, *arrays)`` for i < n (one thread each on the GPU). The templates'
-    free name ``body`` is bound by kernel_cache.specialize."""
+    free name ``body`` is bound by kernel_cache.specialize; ``symbols``: see
+    kernel_cache.cpu_kernel (True above field/)."""
     gpu, cpu = _TEMPLATES[arrays]
     return (gpu_kernel(specialize(gpu, name, body=body)),
-            cpu_kernel(specialize(cpu, f"{name}_cpu", body=body), parallel=True))
+            cpu_kernel(specialize(cpu, f"{name}_cpu", body=body), symbols=symbols, parallel=True))
 
 
 def _bodies(params: FieldParams) -> dict:
@@ -123,7 +135,7 @@ def _bodies(params: FieldParams) -> dict:
         store(out, i, x)
 
     suffix = params.name.lower()
-    return {name: index_kernels(f"{name}_{suffix}", body, 4) for name, body in (
+    return {name: index_kernels(f"{name}_{suffix}", body, 4, symbols=False) for name, body in (
         ("mul_sub", mul_sub), ("scale", scale), ("mul_powers", mul_powers),
         ("to_montgomery", convert_to), ("from_montgomery", convert_from),
         ("batch_inverse", _inverse_body(params)),

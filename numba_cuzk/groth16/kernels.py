@@ -49,7 +49,7 @@ def csr_matvec_rows(out, indptr, indices, values, witness, coefficients_montgome
         _row(row, out, indptr, indices, values, witness, coefficients_montgomery)
 
 
-@cpu_kernel(parallel=True)
+@cpu_kernel(symbols=False, parallel=True)
 def csr_matvec_rows_cpu(out, indptr, indices, values, witness, coefficients_montgomery):
     for row in prange(out.shape[1]):
         _row(row, out, indptr, indices, values, witness, coefficients_montgomery)

@@ -52,7 +52,7 @@ def gpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode)
 
 
-@cpu_kernel(parallel=True)
+@cpu_kernel(symbols=False, parallel=True)
 def cpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """gpu_pass on all CPU cores: one job per (vector, block of columns), same code."""
     blocks = 1 << (log_n - log_r - log_j)
@@ -73,7 +73,7 @@ def gpu_powers(out, low, high, log_low, log_ns, shift):
         power_entry(i, out, low, high, log_low, log_ns, shift)
 
 
-@cpu_kernel(parallel=True)
+@cpu_kernel(symbols=False, parallel=True)
 def cpu_powers(out, low, high, log_low, log_ns, shift):
     for i in prange(out.shape[1]):
         power_entry(i, out, low, high, log_low, log_ns, shift)

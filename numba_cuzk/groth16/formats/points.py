@@ -22,9 +22,9 @@ from numba_cuzk.field.params import FQ
 from numba_cuzk.field.target import is_device_array
 
 # Below this many points the Python reference checks them (~4 ms a point); from it on,
-# the bulk kernels (curve/kernels.decode), whose first use in a process compiles for
-# ~20 s per curve. On the CPU they take ~0.25 ms a point a core (a 2^20-constraint zkey
-# has ~5 million points), so large keys are checked on the GPU when there is one.
+# the bulk kernels (curve/kernels.check, compiled once per machine: kernel_cache.py). On
+# the CPU they take ~0.25 ms a point a core (a 2^20-constraint zkey has ~5 million
+# points), so the Prover checks large keys on the GPU when it has one.
 BULK_CHECK_MIN = 256
 
 
@@ -72,8 +72,8 @@ def check(points, curve: CurveParams, where: str, stream=None) -> None:
     """Raise ValueError naming the first of (2L, n) Montgomery affine points (a key's:
     (0, 0) is infinity) that is not on the curve or not in the prime-order subgroup.
 
-    ``points`` is checked where it lives, as it is: a device array by the GPU (the copy a
-    Prover keeps: nothing converted, nothing uploaded but one flag word; ``stream``), a
+    ``points`` is checked where it lives, as it is (curve/kernels.check): a device array
+    by the GPU (the copy a Prover keeps: nothing converted or uploaded; ``stream``), a
     numpy array on all CPU cores; fewer than BULK_CHECK_MIN points by the reference."""
     n = points.shape[1]
     on_device = is_device_array(points)
@@ -84,14 +84,11 @@ def check(points, curve: CurveParams, where: str, stream=None) -> None:
             if reason:
                 raise ValueError(f"{where}: point {i}: {reason}")
         return
-    flags = np.array([checks.MONTGOMERY | checks.CHECK], dtype=np.uint32)
     if on_device:
         status = cuda.device_array(n, dtype=np.uint8, stream=stream or 0)
-        kernels.decode(status, points, cuda.to_device(flags, stream=stream or 0), curve, stream=stream)
-        status = status.copy_to_host(stream=stream or 0)
+        status = kernels.check(status, points, curve, stream=stream).copy_to_host(stream=stream or 0)
     else:
-        status = np.empty(n, dtype=np.uint8)
-        kernels.decode(status, points, flags, curve)
+        status = kernels.check(np.empty(n, dtype=np.uint8), points, curve)
     bad = np.flatnonzero(status)
     if bad.size:
         raise ValueError(f"{where}: point {int(bad[0])}: {checks.STATUS_REASONS[int(status[bad[0]])]}")
