@@ -62,8 +62,29 @@ def _dist_version(name: str) -> str:
 
 
 @app.command()
-def info(as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
-    """Versions, CUDA toolchain, GPUs, the backend kernels will run on, and the kernel cache."""
+def info(as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+         plan: bool = typer.Option(False, "--plan", help="Print the device-memory plan of a key (--zkey or "
+                                   "--circuit/-k) for this GPU's free memory."),
+         zkey: str | None = typer.Option(None, "--zkey", help="With --plan: the proving key (snarkjs .zkey)."),
+         circuit: str = typer.Option("bit_heavy", "--circuit", help="With --plan: a built-in circuit."),
+         log_constraints: int = typer.Option(20, "-k", help="With --plan: the built-in circuit's size, 2^k."),
+         slots: int = typer.Option(1, "--slots", help="With --plan: proof slots (the engine: GPU workers + 1)."),
+         free_gb: float | None = typer.Option(None, "--free-gb", help="With --plan: plan for this much free device "
+                                              "memory (GB) instead of the GPU's.")) -> None:
+    """Versions, CUDA toolchain, GPUs, the backend kernels will run on, and the kernel
+    cache; with --plan, a key's device-memory plan."""
+    if plan:
+        from numba_cuzk.groth16 import memory
+
+        try:
+            free = memory.free_bytes() if free_gb is None else int(free_gb * 1e9)
+            typer.echo(memory.fit_report(_key_shape(zkey, circuit, log_constraints), free, slots, as_json))
+        except memory.KeyTooLarge as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc))
+        return
     from numba_cuzk.engine import precompile
 
     report = {
@@ -98,6 +119,16 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
         table.add_row(f"  {target} kernels", f"{have} of {total} cached" + (
             ": `numba-cuzk compile` fills it" if have == 0 else " (the others compile on first use)" * (have < total)))
     console.print(table)
+
+
+def _key_shape(zkey: str | None, circuit: str, log_constraints: int):
+    if zkey is not None:
+        from numba_cuzk.groth16.formats import read_shape
+
+        return read_shape(zkey)
+    from numba_cuzk.groth16.circuits import key_shape
+
+    return key_shape(circuit, log_constraints)
 
 
 @app.command("compile")

@@ -41,23 +41,19 @@ from numba_cuzk import backend
 from numba_cuzk.engine.job import Partition, PartitionResult
 from numba_cuzk.engine.record import Recorder, host_ms_to_ns, now_ns
 from numba_cuzk.groth16.keys import ProvingKey
-from numba_cuzk.groth16.prove import ProofSlot, Prover
+from numba_cuzk.groth16.memory import KeyShape, plan_memory
+from numba_cuzk.groth16.prove import STREAM_PHASES, ProofSlot, Prover
 from numba_cuzk.groth16.timing import PhaseTimer
 
-INTERVAL_PHASES = {"download", "sync"}  # recorded as intervals of their own; the other phases are kernels
-G1_BYTES, G2_BYTES, FR_BYTES = 96, 192, 32  # affine points and field elements in the curve layout
-CSR_BYTES_PER_COEFFICIENT = 36  # 32 B value + 4 B column index
-WORK_VECTORS = 5  # a, b, c, d and the zero vector: n Fr each
+# recorded as intervals of their own (a streamed query's copies overlap the kernels); the other phases are kernels
+INTERVAL_PHASES = {"download", "sync", *STREAM_PHASES}
 
 
 def key_bytes(pk: ProvingKey, slots: int = 1) -> int:
-    """Device bytes of a Prover for ``pk`` with ``slots`` proof slots: the five queries,
-    A and B as CSR, the witnesses and work vectors. The NTT and MSM workspaces, cached per
-    shape and shared by every key of that shape, are not counted."""
-    n, m = pk.domain_size, pk.n_vars
-    queries = G1_BYTES * (2 * m + (m - pk.n_public - 1) + n) + G2_BYTES * m
-    csr = CSR_BYTES_PER_COEFFICIENT * int(pk.coefficients.matrix.size) + 2 * 8 * (n + 1)
-    return queries + csr + FR_BYTES * (slots * m + WORK_VECTORS * n)
+    """Device bytes of a Prover for ``pk`` with ``slots`` proof slots, every query
+    resident: its memory plan (groth16/memory.py: queries, CSR, MSM and NTT workspaces,
+    work vectors, witness slots, margin)."""
+    return plan_memory(KeyShape.of(pk), None, slots=slots).device_bytes
 
 
 @dataclass(eq=False)

@@ -29,6 +29,7 @@ from numba_cuzk.field.params import FQ, FR
 from numba_cuzk.groth16.formats import points
 from numba_cuzk.groth16.formats.binfile import BinFile, Cursor, FileKind, PathLike, prime_header, u32, write_binfile
 from numba_cuzk.groth16.keys import Coefficients, ProvingKey
+from numba_cuzk.groth16.memory import KeyShape
 
 ZKEY = FileKind("zkey", 1, {1: "header", 2: "groth16 header", 3: "IC", 4: "coefficients", 5: "A points",
                             6: "B1 points", 7: "B2 points", 8: "C points", 9: "H points", 10: "contributions"})
@@ -48,12 +49,7 @@ def read_zkey(path: PathLike, trusted: bool = False) -> ProvingKey:
     subgroup: the header's and IC's here, the five queries' by the Prover, on the copy it
     keeps (``ProvingKey.unchecked``: no host conversion, no second upload). Raises
     ValueError naming the section (and point or entry) at fault."""
-    f = BinFile(ZKEY, path)
-    protocol = f.cursor(1)
-    kind = protocol.u32()
-    protocol.end()
-    if kind != GROTH16:
-        raise ValueError(f"{ZKEY.where(1)}: protocol {kind} ({PROTOCOLS.get(kind, 'unknown')}) is not groth16")
+    f = _open_groth16(path)
     n_vars, n_public, domain_size, header = _read_groth16_header(f.cursor(2), trusted)
 
     def query(sid: int, curve: CurveParams, count: int) -> np.ndarray:
@@ -69,6 +65,24 @@ def read_zkey(path: PathLike, trusted: bool = False) -> ProvingKey:
         a_g1=query(5, G1, n_vars), b_g1=query(6, G1, n_vars), b_g2=query(7, G2, n_vars),
         c_g1=query(8, G1, n_vars - n_public - 1), h_g1=query(9, G1, domain_size),
         unchecked={} if trusted else {field: f"{path}: {ZKEY.where(sid)}" for field, sid in QUERY_SECTIONS.items()})
+
+
+def read_shape(path: PathLike) -> KeyShape:
+    """A zkey's shape (nVars, nPublic, domainSize, coefficient count; memory.KeyShape)
+    from its headers alone: the file is memory-mapped, its points are not read."""
+    f = _open_groth16(path)
+    n_vars, n_public, domain_size, _ = _read_groth16_header(f.cursor(2), trusted=True)
+    return KeyShape(n_vars, n_public, domain_size, f.cursor(4).u32())
+
+
+def _open_groth16(path: PathLike) -> BinFile:
+    f = BinFile(ZKEY, path)
+    protocol = f.cursor(1)
+    kind = protocol.u32()
+    protocol.end()
+    if kind != GROTH16:
+        raise ValueError(f"{ZKEY.where(1)}: protocol {kind} ({PROTOCOLS.get(kind, 'unknown')}) is not groth16")
+    return f
 
 
 def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BYTES)) -> None:
