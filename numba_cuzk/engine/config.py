@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 SYNTHESIS_KINDS = ("process", "thread")
+TRACE_KINDS = ("kernels",)
 WITNESS_BYTES_PER_WIRE = 32  # one (8, n_vars) uint32 Fr column per wire
 
 
@@ -50,6 +51,10 @@ class EngineConfig:
         least recently used keys are evicted past it. None: no limit.
     timeline_path: where to write the JSONL timeline (numba_cuzk.events); None: none.
     nvml_period_ms: NVML sampling period of the timeline's ``nvml`` events.
+    trace: "kernels" records every kernel and copy the GPUs run (CUPTI; ``cupti_kernel``
+        and ``cupti_memcpy`` events, numba_cuzk.engine.kernel_trace) in the timeline;
+        without cupti-python, or on the CPU backend, the engine says so once and runs
+        untraced. None: no trace.
     """
 
     devices: tuple[int, ...] | None = None
@@ -62,12 +67,15 @@ class EngineConfig:
     device_memory_budget_bytes: int | None = None
     timeline_path: str | os.PathLike | None = None
     nvml_period_ms: float = 100.0
+    trace: str | None = None
 
     def __post_init__(self) -> None:
         if self.devices is not None:
             object.__setattr__(self, "devices", tuple(int(d) for d in self.devices))
         if self.synthesis not in SYNTHESIS_KINDS:
             raise ValueError(f"synthesis must be one of {', '.join(SYNTHESIS_KINDS)}, not {self.synthesis!r}")
+        if self.trace is not None and self.trace not in TRACE_KINDS:
+            raise ValueError(f"trace must be one of {', '.join(TRACE_KINDS)} or None, not {self.trace!r}")
         positive = {"synthesis_workers": self.synthesis_workers, "gpu_workers_per_device": self.gpu_workers_per_device,
                     "max_in_flight": self.max_in_flight, "host_memory_budget_bytes": self.host_memory_budget_bytes,
                     "device_memory_budget_bytes": self.device_memory_budget_bytes,

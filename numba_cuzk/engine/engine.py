@@ -9,7 +9,8 @@ and hands them to the synthesis pool; a finished synthesis is checked (shape, ca
 wire 0) and counted (ops.py) where it lands, then queued; each device's stager takes
 partitions from the one shared queue as its proof slots free up, so jobs spread over
 the devices, and uploads them for its GPU workers (``gpu_workers_per_device``;
-numba_cuzk.engine.gpu); an NVML sampler. Every step is a timeline event
+numba_cuzk.engine.gpu); an NVML sampler; with ``trace="kernels"``, CUPTI's record of every
+kernel and copy (numba_cuzk.engine.kernel_trace). Every step is a timeline event
 (numba_cuzk.events).
 
 Faults: a synthesizer that raises, a witness that is refused, or an error on the device
@@ -34,6 +35,7 @@ from numba_cuzk.engine.budget import HostBudget
 from numba_cuzk.engine.config import EngineConfig
 from numba_cuzk.engine.gpu import Device, gpu_worker, open_devices, stager
 from numba_cuzk.engine.job import Job, JobState, Partition, PartitionResult
+from numba_cuzk.engine.kernel_trace import KernelTrace
 from numba_cuzk.engine.nvml import NvmlSampler
 from numba_cuzk.engine.ops import proof_ops
 from numba_cuzk.engine.record import Recorder, now_ns
@@ -65,6 +67,8 @@ class Engine:
                                            name=f"stage{d.id}") for d in self.devices]
         self._threads += [threading.Thread(target=gpu_worker, args=(d, w, self), daemon=True, name=f"gpu{d.id}.{w}")
                           for d in self.devices for w in range(config.gpu_workers_per_device)]
+        self.trace = None if config.trace is None else KernelTrace.start(
+            self.recorder, [d.id for d in self.devices if d.gpu])
         for thread in self._threads:
             thread.start()
         self.nvml = NvmlSampler(self.recorder, [(d.id, d.uuid) for d in self.devices if d.gpu], config.nvml_period_ms)
@@ -120,6 +124,8 @@ class Engine:
             thread.join()
         self.pool.shutdown()
         self.nvml.stop()
+        if self.trace is not None:
+            self.trace.stop()
         self.recorder.close()
 
     def __enter__(self) -> Engine:
