@@ -22,32 +22,29 @@ Identity fields: ``job`` (str), ``partition`` (int, index in its job), ``worker`
 synthesis worker), ``device`` (int, CUDA ordinal), ``gpu_worker`` (int, GPU worker index
 on its device). Optional fields are written only when known.
 
-================= ======== =============================== =============== ============================
-event             kind     fields                          optional        meaning
-================= ======== =============================== =============== ============================
-synthesis         interval job partition worker                            CPU synthesis of the witness
-queued            instant  job partition                                   entered the GPU queue
-picked_up         instant  job partition device gpu_worker                 a GPU worker took it
-lock_wait         interval job partition device gpu_worker                 waiting for the device lock
-lock_held         interval job partition device gpu_worker                 acquired .. released
-gpu_bracket       interval job partition device gpu_worker                 cuzk's GPU_START..GPU_END
-staging           interval job partition device                            upload to the device
-alloc             interval device bytes                    job partition   a key made resident, warm-up
-sync              interval device                          job partition   host in a synchronize
-kernel            device   job partition device phase      fr_muls fq_muls one kernel phase
-download          interval job partition device                            results to the host
-epilogue          interval job partition device in_lock                    proof assembly (CPU)
-done              instant  job partition                                   proof written
-failed            instant  job error                       partition stage a partition/job failed
-nvml              instant  device util_pct mem_used_bytes                  one NVML sample
-cupti_kernel      device   device stream name                              one kernel, from CUPTI
-cupti_memcpy      device   device stream copy_kind bytes                   one copy, from CUPTI
-cupti_clock       instant  kernels memcpys offset_start_ns                 how CUPTI's clock was mapped
-                           offset_stop_ns
-                           calibration_error_ns markers
-                           markers_fit error_bound_ns
-cupti_unavailable instant  error                                           no kernel trace: why
-================= ======== =============================== =============== ============================
+================= ======== ======================================== =============== ============================
+event             kind     fields                                   optional        meaning
+================= ======== ======================================== =============== ============================
+synthesis         interval job partition worker                                     CPU synthesis of the witness
+queued            instant  job partition                                            entered the GPU queue
+picked_up         instant  job partition device gpu_worker                          a GPU worker took it
+lock_wait         interval job partition device gpu_worker                          waiting for the device lock
+lock_held         interval job partition device gpu_worker                          acquired .. released
+gpu_bracket       interval job partition device gpu_worker                          cuzk's GPU_START..GPU_END
+staging           interval job partition device                                     upload to the device
+alloc             interval device bytes                             job partition   a key made resident, warm-up
+sync              interval device                                   job partition   host in a synchronize
+kernel            device   job partition device phase               fr_muls fq_muls one kernel phase
+download          interval job partition device                                     results to the host
+epilogue          interval job partition device in_lock                             proof assembly (CPU)
+done              instant  job partition                                            proof written
+failed            instant  job error                                partition stage a partition/job failed
+nvml              instant  device util_pct mem_used_bytes                           one NVML sample
+cupti_kernel      device   device stream name                                       one kernel, from CUPTI
+cupti_memcpy      device   device stream copy_kind bytes                            one copy, from CUPTI
+cupti_clock       instant  offsets_ns error_ns bound_ns markers_fit                 how CUPTI's clock was mapped
+cupti_unavailable instant  error                                                    no kernel trace: why
+================= ======== ======================================== =============== ============================
 
 What the intervals cover, and the other fields:
 
@@ -80,10 +77,11 @@ What the intervals cover, and the other fields:
   function name, ``copy_kind`` CUPTI's ("HTOD", "DTOH", ...), ``bytes`` the copy's size.
   Unlike ``kernel`` phases (CUDA events around a group of launches), they hold no host
   launch gaps.
-- ``cupti_clock``: how the records were mapped: the CUPTI-minus-host clock offsets (ns)
-  measured at the trace's start and stop (interpolated between), the calibration's own
-  error, and the clock markers (a copy per device between two host readings): whether each
-  record fit inside its host bracket and the mapping error bound they give, [low, high] ns.
+- ``cupti_clock``: how the records were mapped: ``offsets_ns``, the CUPTI-minus-host clock
+  offsets measured at the trace's start and stop (interpolated between), ``error_ns`` the
+  calibration's own error; the clock markers (a copy per device at start and stop, between
+  two host readings): ``markers_fit`` whether each record fit inside its host bracket, and
+  ``bound_ns`` the mapping error bound they give, [low, high].
 - ``cupti_unavailable``: ``error`` says why CUPTI could not load or start; the run went on
   without kernel records.
 """
@@ -136,8 +134,7 @@ EVENTS: dict[str, EventSpec] = {
     "nvml": EventSpec(INSTANT, ("device", "util_pct", "mem_used_bytes")),
     "cupti_kernel": EventSpec(DEVICE, ("device", "stream", "name")),
     "cupti_memcpy": EventSpec(DEVICE, ("device", "stream", "copy_kind", "bytes")),
-    "cupti_clock": EventSpec(INSTANT, ("kernels", "memcpys", "offset_start_ns", "offset_stop_ns",
-                                       "calibration_error_ns", "markers", "markers_fit", "error_bound_ns")),
+    "cupti_clock": EventSpec(INSTANT, ("offsets_ns", "error_ns", "bound_ns", "markers_fit")),
     "cupti_unavailable": EventSpec(INSTANT, ("error",)),
 }
 

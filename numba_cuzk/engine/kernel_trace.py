@@ -17,7 +17,7 @@ The mapping is checked end to end by a marker on each device, at start and stop 
 device is idle: a synchronous copy of MARKER_BYTES (no other copy has that size), between
 host readings t0 and t1. Its record, mapped, must lie inside [t0, t1]: with lead = start -
 t0 and lag = t1 - end, the mapping error lies in [-lag, lead]; ``cupti_clock`` records the
-widest such bound over the markers (``error_bound_ns``) and whether every marker fit.
+widest such bound over the markers (``bound_ns``) and whether every marker fit.
 
 Records are buffered in memory (BUFFER_BYTES per CUPTI buffer, so the Python callback runs
 rarely, off the launch path) and written at ``stop``. CUPTI is one per process: one trace at
@@ -246,9 +246,8 @@ class KernelTrace:
             if nbytes != MARKER_BYTES:
                 self._recorder.device("cupti_memcpy", start, end, device=device, stream=stream,
                                       copy_kind=self._copy_kinds.get(kind, str(kind)), bytes=nbytes)
-        self._recorder.instant("cupti_clock", kernels=len(kernels), memcpys=len(copies) - len(markers),
-                               offset_start_ns=first.offset_ns, offset_stop_ns=last.offset_ns,
-                               calibration_error_ns=max(first.error_ns, last.error_ns),
+        self._recorder.instant("cupti_clock", offsets_ns=[first.offset_ns, last.offset_ns],
+                               error_ns=max(first.error_ns, last.error_ns),
                                **self._marker_check(self._mapped(markers, first, last), markers))
 
     @staticmethod
@@ -273,4 +272,4 @@ class KernelTrace:
             bounds.append((-lag, lead))
         low = min((b[0] for b in bounds), default=0)
         high = max((b[1] for b in bounds), default=0)
-        return {"markers": len(self._markers), "markers_fit": bool(fit and bounds), "error_bound_ns": [low, high]}
+        return {"markers_fit": bool(fit and bounds), "bound_ns": [low, high]}
