@@ -17,7 +17,8 @@
    an engine that records every kernel (CUPTI), giving engine_device_busy_kernels_gw2 (the
    union of kernel records / span; the min of the R), the phase figure and NVML of the same
    rounds beside it, engine_s_per_proof_traced_gw2 and trace_overhead_pct (traced vs
-   untraced median s/proof).
+   untraced median s/proof). ``--assembly thread,process``: the gw=2 rounds once more per
+   extra assembly kind (records engine_<figure>_gw2_assembly_<kind>).
 
 Default size: bit_heavy 2^20, 4 jobs x 10 partitions. On the H200 host a 2^20 partition
 takes ~0.31 s to synthesize on one core and ~0.06 s to prove on the GPU (bench/results/
@@ -33,7 +34,7 @@ engine_s_per_proof_traced_gw2 (s), trace_overhead_pct (%).
 Runs on the CPU backend too (--cpu, small sizes). Usage:
     python3 -m bench.engine [--out FILE] [--circuit bit_heavy] [--log 20] [--jobs 4]
         [--partitions 10] [--scaling 1,2,4,8,16] [--scaling-log K] [--workers N] [--cpu] [--timeline FILE]
-        [--repeat R] [--trace kernels]
+        [--repeat R] [--trace kernels] [--assembly thread[,process]]
 """
 
 from __future__ import annotations
@@ -156,9 +157,11 @@ def lock_overhead_pct(result: analysis.Analysis) -> float:
     return 100 * result.mean("held_idle_pct") / result.mean("busy_pct")
 
 
-def gw_records(rounds: list[tuple[float, Timeline]], gw: int, config: EngineConfig, params: dict, seq: float,
-               constraints: int, device: str) -> list[dict]:
-    """The figures of an untraced engine's rounds: each record the median over the rounds."""
+def gw_records(rounds: list[tuple[float, Timeline]], config: EngineConfig, params: dict, seq: float,
+               constraints: int, device: str, variant: str = "") -> list[dict]:
+    """The figures of an untraced engine's rounds: each record the median over the rounds,
+    named engine_<figure>[_gw2]<variant>."""
+    gw = config.gpu_workers_per_device
     per_round = []
     for s_per_proof, timeline in rounds:
         steady = analysis.analyze(timeline, "steady")
@@ -175,9 +178,10 @@ def gw_records(rounds: list[tuple[float, Timeline]], gw: int, config: EngineConf
             "constraints_per_s": (constraints / s_per_proof / devices / 1e6, "M/s"),
         })
     run = {**params, "gpu_workers_per_device": gw, "synthesis_workers": config.synthesis_workers,
-           "synthesis": config.synthesis, "devices": devices, "window_s": round(steady.span_ms / 1e3, 3),
+           "synthesis": config.synthesis, "assembly": config.assembly, "devices": devices,
+           "window_s": round(steady.span_ms / 1e3, 3),
            "sequential_s_per_proof": round(seq, 4)}
-    suffix = "" if gw == 1 else "_gw2"
+    suffix = ("" if gw == 1 else "_gw2") + variant
     records = []
     for name, (_, unit) in per_round[0].items():
         values = [r[name][0] for r in per_round if r[name][0] is not None]
@@ -185,7 +189,7 @@ def gw_records(rounds: list[tuple[float, Timeline]], gw: int, config: EngineConf
             records.append(common.record(f"engine_{name}{suffix}", statistics.median(values), unit, device,
                                          {**run, **spread(values)}))
     for i, r in enumerate(per_round):
-        print(f"engine gw={gw} round {i + 1}: " + ", ".join(f"{k} {v:.3f} {u}" for k, (v, u) in r.items()
+        print(f"engine gw={gw}{variant} round {i + 1}: " + ", ".join(f"{k} {v:.3f} {u}" for k, (v, u) in r.items()
                                                            if v is not None), flush=True)
     return records
 
@@ -239,6 +243,9 @@ def main(argv=None) -> None:
                                            "one with --trace")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of the jobs in the gw=2 engine (default 1)")
     parser.add_argument("--trace", choices=["kernels"], help="also run the gw=2 rounds with CUPTI kernel records")
+    parser.add_argument("--assembly", default="thread", help="proof assembly of the engines (thread or process); "
+                                                             "a list (thread,process): the first is measured, the "
+                                                             "others' gw=2 rounds are recorded as _assembly_KIND")
     args = parser.parse_args(argv)
     gpu = not args.cpu and backend.cuda_available()
     device = common.gpu_name() if gpu else common.cpu_name()
@@ -255,17 +262,23 @@ def main(argv=None) -> None:
     params = {"circuit": args.circuit, "log_constraints": args.log, "constraints": constraints, "jobs": args.jobs,
               "partitions": args.partitions}
     records = [common.record("engine_sequential_s_per_proof", seq, "s", device, params)]
+    assembly = args.assembly.split(",")
     with tempfile.TemporaryDirectory() as scratch:
         for gw in (1, 2):
-            config = EngineConfig(devices=None if gpu else (), gpu_workers_per_device=gw,
+            config = EngineConfig(devices=None if gpu else (), gpu_workers_per_device=gw, assembly=assembly[0],
                                   timeline_path=Path(scratch) / f"gw{gw}.jsonl",
                                   **({"synthesis_workers": args.workers} if args.workers else {}))
             rounds = engine_run(pk, work, config, args.repeat if gw == 2 else 1)
             if args.timeline and gw == 2 and not args.trace:
                 keep_timeline(config.timeline_path, args.timeline)
-            records += gw_records(rounds, gw, config, params, seq, constraints * args.partitions, device)
+            records += gw_records(rounds, config, params, seq, constraints * args.partitions, device)
+        measured = config
+        for kind in assembly[1:]:
+            config = replace(measured, assembly=kind, timeline_path=Path(scratch) / f"assembly-{kind}.jsonl")
+            records += gw_records(engine_run(pk, work, config, args.repeat), config, params, seq,
+                                  constraints * args.partitions, device, f"_assembly_{kind}")
         if args.trace:
-            config = replace(config, trace=args.trace, timeline_path=Path(scratch) / "traced.jsonl")
+            config = replace(measured, trace=args.trace, timeline_path=Path(scratch) / "traced.jsonl")
             traced = engine_run(pk, work, config, args.repeat)
             if args.timeline:
                 keep_timeline(config.timeline_path, args.timeline)
