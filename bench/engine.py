@@ -130,10 +130,11 @@ def round_timeline(timeline: Timeline, jobs: set[str]) -> Timeline:
                                       or ("job" not in e and start <= e["t_ms"] <= end)])
 
 
-def keep_timeline(source: Path, target: str) -> None:
-    """Copy a run's timeline file without its warm-up job's events (as the figures)."""
-    lines = source.read_text().splitlines(keepends=True)
-    Path(target).write_text("".join(line for line in lines if json.loads(line).get("job") != WARMUP))
+def keep_timeline(timeline: Timeline, target: str) -> None:
+    """Write one round's timeline (``round_timeline``: the warm-up job and the other rounds
+    left out, as in the figures) to ``target``."""
+    lines = [json.dumps(record, separators=(",", ":")) for record in (timeline.header, *timeline.events)]
+    Path(target).write_text("\n".join(lines) + "\n")
 
 
 def spread(values: list[float]) -> dict:
@@ -239,8 +240,8 @@ def main(argv=None) -> None:
     parser.add_argument("--scaling-log", type=int, help="partition size of the scaling runs [default: --log]")
     parser.add_argument("--workers", type=int, help="the engine's synthesis processes [default: cores - 1]")
     parser.add_argument("--cpu", action="store_true", help="the CPU backend even with a GPU")
-    parser.add_argument("--timeline", help="keep the gw=2 run's timeline (warm-up job left out) here; the traced "
-                                           "one with --trace")
+    parser.add_argument("--timeline", help="keep the gw=2 engine's last round's timeline here (the traced "
+                                           "engine's with --trace)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of the jobs in the gw=2 engine (default 1)")
     parser.add_argument("--trace", choices=["kernels"], help="also run the gw=2 rounds with CUPTI kernel records")
     parser.add_argument("--assembly", default="thread", help="proof assembly of the engines (thread or process); "
@@ -270,7 +271,7 @@ def main(argv=None) -> None:
                                   **({"synthesis_workers": args.workers} if args.workers else {}))
             rounds = engine_run(pk, work, config, args.repeat if gw == 2 else 1)
             if args.timeline and gw == 2 and not args.trace:
-                keep_timeline(config.timeline_path, args.timeline)
+                keep_timeline(rounds[-1][1], args.timeline)
             records += gw_records(rounds, config, params, seq, constraints * args.partitions, device)
         measured = config
         for kind in assembly[1:]:
@@ -281,7 +282,7 @@ def main(argv=None) -> None:
             config = replace(measured, trace=args.trace, timeline_path=Path(scratch) / "traced.jsonl")
             traced = engine_run(pk, work, config, args.repeat)
             if args.timeline:
-                keep_timeline(config.timeline_path, args.timeline)
+                keep_timeline(traced[-1][1], args.timeline)
             untraced = statistics.median(s for s, _ in rounds)
             records += traced_records(traced, untraced, config, params, device)
     print(f"wrote {common.write(records, 'engine', out)}")

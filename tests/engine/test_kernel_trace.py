@@ -95,6 +95,12 @@ def ms(host_ns: int, timeline: reader.Timeline) -> float:
     return (host_ns - timeline.header["t0_ns"]) / 1e6
 
 
+def tolerance_ms(timeline: reader.Timeline) -> float:
+    """The mapping's own error bound: both calibrations' errors, and 1 us of rounding."""
+    (clock,) = timeline.of("cupti_clock")
+    return (2 * clock["error_ns"] + 1_000) / 1e6
+
+
 def test_records_land_on_the_host_clock(tmp_path):
     base = now_ns()
     timeline = traced(tmp_path, FakeCupti(), lambda c: (c.kernel(base + 1_000_000, base + 3_000_000),
@@ -102,8 +108,8 @@ def test_records_land_on_the_host_clock(tmp_path):
                                                       c.copy(base + 5_000_000, base + 6_000_000, 4096, kind=2)))
     kernels = timeline.of("cupti_kernel")
     assert [(k["stream"], k["name"]) for k in kernels] == [(7, "accumulate_g1"), (9, "accumulate_g1")]
-    for k, start in zip(kernels, (1_000_000, 2_000_000)):  # within the calibration's error (1 us rounding)
-        assert k["t_ms"] == pytest.approx(ms(base + start, timeline), abs=0.01)
+    for k, start in zip(kernels, (1_000_000, 2_000_000)):
+        assert k["t_ms"] == pytest.approx(ms(base + start, timeline), abs=tolerance_ms(timeline))
         assert k["end_ms"] - k["t_ms"] == pytest.approx(2.0, abs=0.002)
     (copy,) = timeline.of("cupti_memcpy")  # the markers are not written as copies
     assert (copy["copy_kind"], copy["bytes"]) == ("DTOH", 4096)
@@ -125,7 +131,7 @@ def test_a_drifting_clock_is_followed(tmp_path):
 
     timeline = traced(tmp_path, cupti, work)
     (kernel,) = timeline.of("cupti_kernel")
-    assert kernel["t_ms"] == pytest.approx(ms(base + 10_000_000, timeline), abs=0.005)
+    assert kernel["t_ms"] == pytest.approx(ms(base + 10_000_000, timeline), abs=tolerance_ms(timeline))
     (clock,) = timeline.of("cupti_clock")
     assert clock["offsets_ns"][1] - clock["offsets_ns"][0] > 10_000
 
