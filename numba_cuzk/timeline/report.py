@@ -80,14 +80,18 @@ def short(a: Analysis) -> str:
     ])
 
 
+TRACED = {"kernel_busy_pct", "phase_gap_pct", "outside_phases_pct"}  # columns of a timeline with kernel records
+
+
 def _utilization(a: Analysis) -> Table:
     table = Table(title=f"GPU utilization, {a.window} window ({a.span_ms:.1f} ms)")
+    shown = [(name, heading) for name, heading in UTILIZATION if a.traced or name not in TRACED]
     table.add_column("device")
-    for _, heading in UTILIZATION:
+    for _, heading in shown:
         table.add_column(heading, justify="right")
-    rows = [(str(d.device), [getattr(d, name) for name, _ in UTILIZATION]) for d in a.devices]
+    rows = [(str(d.device), [getattr(d, name) for name, _ in shown]) for d in a.devices]
     if len(a.devices) > 1:
-        rows.append(("all", [a.mean(name) for name, _ in UTILIZATION]))
+        rows.append(("all", [a.mean(name) for name, _ in shown]))
     for label, values in rows:
         table.add_row(label, *(_pct(v) for v in values))
     return table

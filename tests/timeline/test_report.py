@@ -34,7 +34,7 @@ def test_tables_and_short_form(tmp_path):
         console.print(table)
     text = console.export_text()
     assert "device busy, phases %" in text and "starvation" in text and "Kernel efficiency" in text
-    assert "Kernels (CUPTI)" not in text
+    assert "Kernels (CUPTI)" not in text and "launch gaps" not in text
     lines = report.short(a).splitlines()
     assert len(lines) == 3
     assert "device busy 33.3% (phases)" in lines[0] and "host brackets 33.3%" in lines[0]
@@ -63,6 +63,7 @@ def test_tables_and_short_form_with_kernel_records(tmp_path):
         console.print(table)
     text = console.export_text()
     assert "Kernels (CUPTI), 2 launches per partition" in text and "k7" in text and "no markers" in text
+    assert "launch gaps inside phases %" in text
     lines = report.short(a).splitlines()
     assert "device busy 80.0% (kernel records; phases 100.0%, launch gaps inside phases 20.0%)" in lines[0]
     assert "phase_gap 20.0%" in lines[1]
