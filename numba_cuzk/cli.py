@@ -491,6 +491,8 @@ def run(
     out: str | None = typer.Option(None, "--out", help="Write every partition's proof.json and public.json under "
                                                        "OUT/<job>/ as it completes."),
     timeline_file: str | None = typer.Option(None, "--timeline", help="Keep the timeline (JSONL) in this file."),
+    trace: str | None = typer.Option(None, "--trace", help="'kernels': record every kernel and copy the GPUs run "
+                                                           "(CUPTI, cupti-python) in the timeline."),
     cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="Prove on the Dask cluster of this scheduler "
                                          "(tcp://HOST:PORT, e.g. from `numba-cuzk cluster local`): one engine "
@@ -506,18 +508,20 @@ def run(
     from pathlib import Path
 
     from numba_cuzk.engine import Engine, EngineConfig
-    from numba_cuzk.engine.config import SYNTHESIS_KINDS
+    from numba_cuzk.engine.config import SYNTHESIS_KINDS, TRACE_KINDS
 
     if synthesis not in SYNTHESIS_KINDS:
         raise typer.BadParameter(f"{synthesis!r} is not one of {', '.join(SYNTHESIS_KINDS)}",
                                  param_hint="'--synthesis'")
+    if trace is not None and trace not in TRACE_KINDS:
+        raise typer.BadParameter(f"{trace!r} is not one of {', '.join(TRACE_KINDS)}", param_hint="'--trace'")
     pk, work = _run_workload(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, as_json)
     if scheduler is not None and witness_dir is not None:  # the workers may not share this filesystem
         work = [[read() for read in work[0]]] * jobs
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(timeline_file or Path(scratch) / "timeline.jsonl")
         config = EngineConfig(devices=() if cpu else None, synthesis=synthesis, gpu_workers_per_device=gpu_workers,
-                              synthesis_warmup=work[0][0] if callable(work[0][0]) else None,
+                              trace=trace, synthesis_warmup=work[0][0] if callable(work[0][0]) else None,
                               **({"synthesis_workers": workers} if workers else {}))
         if scheduler is not None:
             key = (zkey, trusted) if zkey is not None else (pk, True)

@@ -35,6 +35,7 @@ on a copy stream, and queues the next proof's work, while this one computes.
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 
 import numpy as np
 from numba import cuda
@@ -49,7 +50,7 @@ from numba_cuzk.field.target import fill_zero, sync_event
 from numba_cuzk.groth16 import memory, pairing
 from numba_cuzk.groth16.formats.points import check as check_points
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
-from numba_cuzk.groth16.keys import Proof, ProvingKey
+from numba_cuzk.groth16.keys import Proof, ProvingKey, VerifyingKey
 from numba_cuzk.groth16.timing import PhaseTimer
 from numba_cuzk.groth16.witness import validate_witness
 from numba_cuzk.msm import StreamedBases, WindowSums, Workspace, host_bases, msm, to_point, upload_bases
@@ -137,7 +138,7 @@ class Prover:
         self.points = {name: alloc(shape) for name, shape in shapes.items()}
         self.slots = [ProofSlot(pk.n_vars, shapes, self.gpu) for _ in range(slots)]
         self.omega_2n = FR.root_of_unity(pk.log_n + 1)
-        self.fixed = _FixedPoints(pk)
+        self.epilogue_key = EpilogueKey.of(pk)
 
     def _bases(self, points: np.ndarray, curve, streamed: bool):
         if not self.gpu:
@@ -248,29 +249,63 @@ class Prover:
         return {name: WindowSums(curve, c, slot.sums[name].copy()) for name, (curve, c) in slot.windows.items()}
 
     def assemble(self, points: dict, public_inputs: list[int], *, check: bool = True) -> Proof:
-        """Step 4 (host): the proof from ``collect``'s window sums (each MSM by Horner's
-        rule, msm.to_point: < 1 ms each), with fresh r and s; with ``check``, step 5
-        against ``public_inputs`` (ValueError if it fails)."""
-        proof = self._combine({name: to_point(sums) for name, sums in points.items()})
-        if check and not pairing.verify(self.pk.verifying_key, public_inputs, proof):
-            raise ValueError("the witness does not satisfy the circuit: its proof does not verify")
-        return proof
+        """Steps 4-5 on ``collect``'s window sums (``assemble``)."""
+        return assemble(self.epilogue_key, points, public_inputs, check=check)
 
-    def _combine(self, points: dict) -> Proof:
-        f = self.fixed
-        r, s = secrets.randbelow(FR.modulus), secrets.randbelow(FR.modulus)
-        a = f.alpha_g1 + ark.to_ark(points["a"], 1) + f.delta_g1 * ark.scalar(r)
-        b2 = f.beta_g2 + ark.to_ark(points["b2"], 2) + f.delta_g2 * ark.scalar(s)
-        b1 = f.beta_g1 + ark.to_ark(points["b1"], 1) + f.delta_g1 * ark.scalar(s)
-        c = (ark.to_ark(points["c"], 1) + ark.to_ark(points["h"], 1) + a * ark.scalar(s) + b1 * ark.scalar(r)
-             - f.delta_g1 * ark.scalar(r * s))
-        return Proof(ark.from_ark(a, 1), ark.from_ark(b2, 2), ark.from_ark(c, 1))
+
+@dataclass(frozen=True, eq=False)
+class EpilogueKey:
+    """What steps 4-5 use of a proving key: a few points, picklable, so that a proof can be
+    assembled in another process (numba_cuzk.engine.assembly). ``fixed()`` holds them as
+    arkworks objects, converted once per process (a pickled key converts them again)."""
+
+    verifying_key: VerifyingKey
+    alpha_g1: tuple
+    beta_g1: tuple
+    beta_g2: tuple
+    delta_g1: tuple
+    delta_g2: tuple
+
+    @classmethod
+    def of(cls, pk: ProvingKey) -> EpilogueKey:
+        return cls(pk.verifying_key, pk.alpha_g1, pk.beta_g1, pk.beta_g2, pk.delta_g1, pk.delta_g2)
+
+    def fixed(self) -> _FixedPoints:
+        points = self.__dict__.get("_fixed")
+        if points is None:
+            points = _FixedPoints(self)
+            object.__setattr__(self, "_fixed", points)  # a cache: the key's fields never change
+        return points
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_fixed"}  # arkworks objects do not pickle
+
+
+def assemble(key: EpilogueKey, points: dict, public_inputs: list[int], *, check: bool = True) -> Proof:
+    """Step 4 (host): the proof from the five MSMs' window sums ({"a", "b1", "b2", "c", "h"}:
+    host WindowSums, each combined by Horner's rule, msm.to_point: < 1 ms each), with fresh
+    r and s; with ``check``, step 5 against ``public_inputs`` (ValueError if it fails)."""
+    proof = _combine(key, {name: to_point(sums) for name, sums in points.items()})
+    if check and not pairing.verify(key.verifying_key, public_inputs, proof):
+        raise ValueError("the witness does not satisfy the circuit: its proof does not verify")
+    return proof
+
+
+def _combine(key: EpilogueKey, points: dict) -> Proof:
+    f = key.fixed()
+    r, s = secrets.randbelow(FR.modulus), secrets.randbelow(FR.modulus)
+    a = f.alpha_g1 + ark.to_ark(points["a"], 1) + f.delta_g1 * ark.scalar(r)
+    b2 = f.beta_g2 + ark.to_ark(points["b2"], 2) + f.delta_g2 * ark.scalar(s)
+    b1 = f.beta_g1 + ark.to_ark(points["b1"], 1) + f.delta_g1 * ark.scalar(s)
+    c = (ark.to_ark(points["c"], 1) + ark.to_ark(points["h"], 1) + a * ark.scalar(s) + b1 * ark.scalar(r)
+         - f.delta_g1 * ark.scalar(r * s))
+    return Proof(ark.from_ark(a, 1), ark.from_ark(b2, 2), ark.from_ark(c, 1))
 
 
 class _FixedPoints:
-    """The key's points of the epilogue as arkworks objects, converted once per Prover."""
+    """The key's points of the epilogue as arkworks objects."""
 
-    def __init__(self, pk: ProvingKey) -> None:
+    def __init__(self, pk: ProvingKey | EpilogueKey) -> None:
         self.alpha_g1, self.beta_g1, self.delta_g1 = (ark.to_ark(p, 1) for p in (pk.alpha_g1, pk.beta_g1, pk.delta_g1))
         self.beta_g2, self.delta_g2 = (ark.to_ark(p, 2) for p in (pk.beta_g2, pk.delta_g2))
 

@@ -75,6 +75,7 @@ def test_run_failed_partition_exits_1(witness_dir):
     ["--zkey", "missing.zkey", "--witness-dir", "."],
     ["--zkey", str(KEY_PATH)],
     ["--synthesis", "fork"],
+    ["--trace", "everything"],
 ])
 def test_run_bad_input_exits_2(args):
     result = runner.invoke(app, ["run", *args])
