@@ -45,6 +45,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-first", action="store_true", help="skip the empty-cache prove")
     parser.add_argument("--no-compile", action="store_true", help="skip `numba-cuzk compile`")
+    parser.add_argument("--warm-cache", type=Path, default=None,
+                        help="the folder `compile` fills and the warm runs use (default: a temporary one)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     suffix = "_cpu" if args.cpu else ""
@@ -57,7 +59,7 @@ def main() -> None:
     records = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        warm = work / "cache-warm"
+        warm = args.warm_cache or work / "cache-warm"
         prove = ["prove", "--zkey", "C.zkey", "--witness", "C.wtns", "--json", *backend]
         if not args.no_compile:
             seconds, out = _run(["compile"], warm, work)

@@ -202,12 +202,16 @@ class Prover:
             fk.to_montgomery(w, w, stream=s)
             for row, csr in enumerate(self.csr):
                 csr_matvec(abc[row], *csr, w, True, stream=s)
+            # the MSMs read canonical scalars: one conversion here, not one per MSM kernel
+            # that reads them (classify and scatter: 8 for the witness's four MSMs)
+            fk.from_montgomery(w, w, stream=s)
             fill_zero(abc[2], s)
             fk.mul_sub(abc[2], abc[0], abc[1], abc[2], stream=s)
         with timer.phase("ntt"):
             for row in range(3):  # one vector at a time: the scratch is n elements, not 3n
                 shift_to_coset(abc[row], self.omega_2n, stream=s, workspace=self.scratch)
             fk.mul_sub(d, abc[0], abc[1], abc[2], stream=s)
+            fk.from_montgomery(d, d, stream=s)
         private = w[:, self.pk.n_public + 1:]
         results = {}
         for name, scalars in (("a", w), ("b1", w), ("b2", w), ("c", private), ("h", d)):
@@ -226,12 +230,11 @@ class Prover:
     def _msm(self, name: str, scalars, timer: PhaseTimer):
         bases, out, s = self.bases[name], self.points[name], self.stream
         if not self.gpu:
-            return msm(bases, scalars, montgomery=True, out=out)
+            return msm(bases, scalars, out=out)
         workspace = self.workspaces[bases.curve.name]
         if name in self.memory.streamed:
-            return bases.msm(scalars, workspace, out, s, self.copy_stream, montgomery=True,
-                             transfer=self._transfer(name, timer))
-        return msm(bases, scalars, montgomery=True, out=out, stream=s, workspace=workspace)
+            return bases.msm(scalars, workspace, out, s, self.copy_stream, transfer=self._transfer(name, timer))
+        return msm(bases, scalars, out=out, stream=s, workspace=workspace)
 
     def _transfer(self, name: str, timer: PhaseTimer):
         """Brackets for a streamed query's chunk copies: the timer's phase stream_<name>
