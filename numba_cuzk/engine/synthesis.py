@@ -83,14 +83,23 @@ def circuit_witness(name: str, log_constraints: int, seed: int) -> np.ndarray:
     return build(name, log_constraints, seed)[1]
 
 
-def _init_process_worker(numba_threads: int, warmup: Synthesizer | None) -> None:
+def _init_process_worker(numba_threads: int, warmup: Synthesizer | None, started) -> None:
     """Spread the cores over the workers (each build's parallel loops would otherwise start
-    one thread per core in every worker), leave Ctrl-C to the engine, compile ahead."""
+    one thread per core in every worker), leave Ctrl-C to the engine, compile ahead, then
+    wait at ``started`` for the other workers (see SynthesisPool._start)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     import numba
 
     numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
     _warm_up(warmup)
+    try:
+        started.wait(_START_TIMEOUT_S)
+    except threading.BrokenBarrierError:  # a worker that died starting: the pool reports it
+        pass
+
+
+def _ready() -> int:
+    return os.getpid()
 
 
 def _warm_up(warmup: Synthesizer | None) -> None:
@@ -100,6 +109,9 @@ def _warm_up(warmup: Synthesizer | None) -> None:
         warmup()
     except Exception:  # a warm-up only compiles; the partitions report their own errors
         pass
+
+
+_START_TIMEOUT_S = 120
 
 
 class SynthesisPool:
@@ -120,8 +132,22 @@ class SynthesisPool:
         if self.kind == "thread":
             return ThreadPoolExecutor(self.workers, thread_name_prefix="synthesis")
         per_worker = max(1, (os.cpu_count() or 1) // self.workers)
-        return ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_init_process_worker, initargs=(per_worker, self.warmup))
+        context = multiprocessing.get_context("spawn")
+        started = context.Barrier(self.workers)
+        executor = ProcessPoolExecutor(self.workers, mp_context=context, initializer=_init_process_worker,
+                                       initargs=(per_worker, self.warmup, started))
+        self._start(executor)
+        return executor
+
+    def _start(self, executor: ProcessPoolExecutor) -> None:
+        """Every worker spawned, imported and warmed up before the first partition: a pool
+        spawned on demand starts its processes (numba's import, the warm-up's kernel loads,
+        ~1 s of CPU each) beside the first partitions, and the GPU workers' launching
+        threads starve (device busy 83% in the first round of an engine, 97% after, on an
+        H200 with 15 workers). Each task of ``workers`` spawns a process (none is idle);
+        none completes until every worker is past the barrier."""
+        for future in [executor.submit(_ready) for _ in range(self.workers)]:
+            future.result(timeout=2 * _START_TIMEOUT_S)
 
     def check(self, synthesizer: Synthesizer | np.ndarray) -> None:
         """TypeError unless ``synthesizer`` can run here: a witness given as an array, or a
