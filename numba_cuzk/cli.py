@@ -207,8 +207,8 @@ def demo(
     """Build a circuit, set it up (insecure, local), prove, verify, and show where the time went."""
     from dataclasses import asdict
 
-    from numba_cuzk.groth16.circuits import CIRCUITS
-    from numba_cuzk.groth16.demo import run_demo
+    from numba_cuzk.circuits import CIRCUITS
+    from numba_cuzk.circuits.demo import run_demo
 
     if circuit not in CIRCUITS:
         raise typer.BadParameter(f"{circuit!r} is not one of {', '.join(CIRCUITS)}", param_hint="'--circuit'")
@@ -312,7 +312,7 @@ def setup(
     """INSECURE local setup of a circom circuit or a built-in one: a zkey and a verification key.
 
     For tests and benchmarks: this process draws the toxic waste."""
-    from numba_cuzk.groth16.circuits import CIRCUITS, build
+    from numba_cuzk.circuits import CIRCUITS, build
     from numba_cuzk.groth16.files import setup_files
     from numba_cuzk.groth16.formats import read_r1cs, write_r1cs, write_wtns
 
@@ -479,7 +479,7 @@ def run(
 def _run_workload(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, quiet):
     """(proving key, synthesizers per job) from a built-in circuit or --zkey/--witness-dir."""
     from numba_cuzk.engine import workload
-    from numba_cuzk.groth16.circuits import CIRCUITS
+    from numba_cuzk.circuits import CIRCUITS
 
     if (zkey is None) != (witness_dir is None):
         raise typer.BadParameter("--zkey and --witness-dir go together")

@@ -134,16 +134,13 @@ class JobState:
         return [Partition(self, i, s, nbytes) for i, s in enumerate(self.job.partitions)]
 
     def write(self, index: int, proof: Proof, public_inputs: list[int]) -> None:
-        """Partition ``index``'s proof.json and public.json into out_dir, if the job has one:
-        each through a temporary file renamed into place (atomic on POSIX)."""
+        """Partition ``index``'s proof.json and public.json into out_dir, if the job has one
+        (each written atomically: fileio.atomic_write)."""
         if self.out_dir is None:
             return
         proof_path, public_path = partition_files(self.out_dir, index)
-        for path, write, value in ((proof_path, write_proof_json, proof),
-                                   (public_path, write_public_json, public_inputs)):
-            temporary = path.with_name(path.name + ".tmp")
-            write(temporary, value)
-            os.replace(temporary, path)
+        write_public_json(public_path, public_inputs)
+        write_proof_json(proof_path, proof)  # last: a proof file means the partition is done
 
     def proved(self, result: PartitionResult, now_ns: int) -> None:
         with self._lock:

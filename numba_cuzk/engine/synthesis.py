@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from numba_cuzk.engine.job import Synthesizer
-from numba_cuzk.groth16.circuits import build
+from numba_cuzk.circuits import build
 
 
 SHARED_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
@@ -79,7 +79,7 @@ def run_synthesizer(synthesizer: Synthesizer, shared: bool) -> Synthesized:
 
 def circuit_witness(name: str, log_constraints: int, seed: int) -> np.ndarray:
     """A picklable synthesizer for the built-in circuits: instance ``seed`` of circuit
-    ``name`` at 2^log_constraints (groth16.circuits.build; every seed shares one R1CS)."""
+    ``name`` at 2^log_constraints (circuits.build; every seed shares one R1CS)."""
     return build(name, log_constraints, seed)[1]
 
 

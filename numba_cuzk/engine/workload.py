@@ -9,7 +9,7 @@ from pathlib import Path
 
 from numba_cuzk.engine.job import Synthesizer
 from numba_cuzk.engine.synthesis import circuit_witness
-from numba_cuzk.groth16.circuits import build
+from numba_cuzk.circuits import build
 from numba_cuzk.groth16.formats import read_wtns, read_zkey
 from numba_cuzk.groth16.keys import ProvingKey
 from numba_cuzk.groth16.setup import setup

@@ -51,6 +51,9 @@ from numba_cuzk.ntt import coset_ntt, intt
 _N = FR.limbs
 QUERIES = {"a": ("a_g1", G1), "b1": ("b_g1", G1), "b2": ("b_g2", G2), "c": ("c_g1", G1), "h": ("h_g1", G1)}
 
+UNVERIFIED = ("the proof does not verify: the witness does not satisfy the circuit, or the key is corrupt "
+              "or not the circuit's (check the witness with --r1cs CIRCUIT.r1cs: if it passes, the key is at fault)")
+
 
 class ProofSlot:
     """One proof's way through the device: its witness in, its window sums out.
@@ -200,7 +203,7 @@ class Prover:
         against ``public_inputs`` (ValueError if it fails)."""
         proof = self._combine({name: to_point(sums) for name, sums in points.items()})
         if check and not pairing.verify(self.pk.verifying_key, public_inputs, proof):
-            raise ValueError("the witness does not satisfy the circuit: its proof does not verify")
+            raise ValueError(UNVERIFIED)
         return proof
 
     def _combine(self, points: dict) -> Proof:

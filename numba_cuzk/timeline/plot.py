@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+from numba_cuzk.fileio import atomic_write
 from numba_cuzk.timeline.analysis import CAUSES, Analysis
 from numba_cuzk.timeline.reader import Timeline
 
@@ -42,7 +43,8 @@ def gantt(timeline: Timeline, a: Analysis, path: str | os.PathLike) -> None:
                  f"{a.window} window shaded; device busy {_pct(a.mean('busy_pct'))}, "
                  f"host brackets {_pct(a.mean('bracket_pct'))}")
     nvml_ax.set_xlabel("time (s)")
-    fig.savefig(path, dpi=110)
+    with atomic_write(path) as file:
+        fig.savefig(file, dpi=110, format="png")
 
 
 def _lanes(timeline: Timeline, a: Analysis) -> tuple[list[tuple[str, list[Bar]]], dict[str, str]]:

@@ -65,10 +65,23 @@ def read_zkey(path: PathLike, trusted: bool = False, device: bool | None = None)
         c_g1=query(8, G1, n_vars - n_public - 1), h_g1=query(9, G1, domain_size))
 
 
-def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BYTES)) -> None:
-    """Write ``pk`` as a zkey. Section 10 is a fresh setup's (``cs_hash`` and no
-    contributions), as snarkjs's zkey new writes it; snarkjs's hash covers powers of tau
-    that only the setup knows, so the setup passes it or it stays zero."""
+def read_zkey_sizes(path: PathLike) -> tuple[int, int, int]:
+    """(nVars, nPublic, domainSize) from a zkey's headers alone (no point is checked): to
+    refuse a witness of the wrong size before the key's points are read."""
+    f = BinFile(ZKEY, path)
+    protocol = f.cursor(1)
+    kind = protocol.u32()
+    if kind != GROTH16:
+        raise ValueError(f"{ZKEY.where(1)}: protocol {kind} ({PROTOCOLS.get(kind, 'unknown')}) is not groth16")
+    n_vars, n_public, domain_size, _ = _read_groth16_header(f.cursor(2), trusted=True)
+    return n_vars, n_public, domain_size
+
+
+def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BYTES), *, replace: bool = True) -> None:
+    """Write ``pk`` as a zkey (atomically; ``replace=False``: FileExistsError if ``path``
+    exists). Section 10 is a fresh setup's (``cs_hash`` and no contributions), as snarkjs's
+    zkey new writes it; snarkjs's hash covers powers of tau that only the setup knows, so
+    the setup passes it or it stays zero."""
     _check_key(pk)
     if len(cs_hash) != CS_HASH_BYTES:
         raise ValueError(f"cs_hash must be {CS_HASH_BYTES} bytes, got {len(cs_hash)}")
@@ -89,7 +102,7 @@ def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BY
         (8, [points.to_stored(pk.c_g1)]),
         (9, [points.to_stored(pk.h_g1)]),
         (10, [bytes(cs_hash), u32(0)]),
-    ])
+    ], replace=replace)
 
 
 def _read_groth16_header(cur: Cursor, trusted: bool) -> tuple[int, int, int, dict]:
