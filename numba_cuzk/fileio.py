@@ -65,7 +65,10 @@ class AtomicFile:
         _fsync_folder(self.path.parent)
 
     def abort(self) -> None:
-        self.file.close()
+        try:
+            self.file.close()
+        except OSError:  # flushing what is buffered fails again on a full disk: the file goes anyway
+            pass
         self.temporary.unlink(missing_ok=True)
 
 
@@ -76,10 +79,20 @@ def atomic_write(path: PathLike, mode: str = "wb", *, replace: bool = True) -> I
     target = AtomicFile(path, mode, replace=replace)
     try:
         yield target.file
+    except OSError as exc:  # a full disk, say: name the file the user asked for
+        target.abort()
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from exc
+        raise
     except BaseException:
         target.abort()
         raise
-    target.commit()
+    try:
+        target.commit()
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from exc
+        raise
 
 
 def _fsync_folder(folder: Path) -> None:

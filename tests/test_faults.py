@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from numba_cuzk.groth16.formats import read_proof_json, read_public_json, read_vk_json
+from numba_cuzk.groth16.formats import read_proof_json, read_public_json, read_vk_json, read_zkey_sizes
 from tests.engine.keys import KEY_PATH
 from tests.fault_driver import fixed_proof
 
@@ -25,6 +25,7 @@ OLD = b"the previous file, which must survive\n"
 RNG = random.Random(19)
 PROOF_CHUNKS = 60  # public.json (~2 chunks of 16 bytes) then proof.json (~50)
 KEY_CHUNKS = KEY_PATH.stat().st_size // 16 + 40  # the zkey, then the verification key
+N_PUBLIC = read_zkey_sizes(KEY_PATH)[1]
 
 
 def _driver(mode: str, first: Path, second: Path, *extra: str) -> subprocess.Popen:
@@ -58,7 +59,7 @@ def _leftovers(folder: Path) -> list[str]:
 
 def _check_prove(tmp_path: Path, proof: Path, public: Path) -> set[str]:
     seen = {_intact_or_complete(proof, read_proof_json, fixed_proof()),
-            _intact_or_complete(public, read_public_json, [1])}
+            _intact_or_complete(public, read_public_json, list(range(1, N_PUBLIC + 1)))}
     assert not _leftovers(tmp_path)
     return seen
 
@@ -98,7 +99,7 @@ def test_setup_killed_in_its_write(tmp_path, kill_at):
     assert proc.returncode in (-signal.SIGKILL, 0), proc.stderr.read()
     assert zkey.read_bytes() in (OLD, KEY_PATH.read_bytes())  # the new key is the stored one, byte for byte
     if vk.read_bytes() != OLD:
-        assert read_vk_json(vk).n_public == 1
+        assert read_vk_json(vk).n_public == N_PUBLIC
     assert not _leftovers(tmp_path)
 
 

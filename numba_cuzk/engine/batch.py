@@ -36,8 +36,8 @@ from numba_cuzk.groth16.keys import ProvingKey
 @dataclass(frozen=True)
 class JobPlan:
     """One job to prove: its partitions' synthesizers and, for messages, where each
-    partition comes from (its .wtns file, or "<circuit> seed N"); ``files``: the
-    synthesizers read the source files (they run where the files are)."""
+    partition comes from (its .wtns file, or "<circuit> at 2^K"); ``files``: the sources
+    are files, which the synthesizers read (they run where the files are)."""
 
     name: str
     partitions: list[Synthesizer]
@@ -63,7 +63,7 @@ def circuit_jobs(circuit: str, log_constraints: int, jobs: int, partitions: int,
     """``jobs`` jobs of ``partitions`` instances of a built-in circuit; the key is an
     INSECURE local setup (engine.workload.circuit_key)."""
     work = circuit_partitions(circuit, log_constraints, jobs, partitions)
-    plans = [JobPlan(f"job-{j}", parts, [f"{circuit} seed {part.args[2]}" for part in parts])
+    plans = [JobPlan(f"job-{j}", parts, [f"{circuit} at 2^{log_constraints}"] * len(parts))
              for j, parts in enumerate(work)]
     return Plan(plans, partial(circuit_key, circuit, log_constraints, gpu=gpu))
 
@@ -192,7 +192,8 @@ def summarize(pk: ProvingKey | None, plan: Plan, outcomes: Sequence[Outcome], wa
         rows = [_row(pk, p, resumed=False) for p in done.values()] + [_row(pk, p, resumed=True)
                                                                        for p in resumed.values()]
         rows.sort(key=lambda r: r["partition"])
-        error = None if isinstance(outcome, JobResult) else _failure(name, outcome, plan.sources.get(name, []))
+        sources = plan.sources.get(name, []) if _from_files(plan, name) else []
+        error = None if isinstance(outcome, JobResult) else _failure(name, outcome, sources)
         if error:
             failures.append(error)
         jobs.append({"job": name, "ok": error is None and all(r["verified"] for r in rows),
@@ -208,6 +209,10 @@ def summarize(pk: ProvingKey | None, plan: Plan, outcomes: Sequence[Outcome], wa
             "proofs_per_hour": 3600 * proved / wall_s if proved and wall_s else 0.0}
 
 
+def _from_files(plan: Plan, name: str) -> bool:
+    return name in plan.rejected or any(job.files for job in plan.jobs if job.name == name)
+
+
 def _row(pk: ProvingKey, p: PartitionResult, resumed: bool) -> dict:
     return {"partition": p.index, "device": p.device, "synthesis_ms": p.synthesis_ms, "kernel_ms": p.kernel_ms,
             "epilogue_ms": p.epilogue_ms, "total_ms": p.total_ms, "resumed": resumed,
@@ -215,7 +220,8 @@ def _row(pk: ProvingKey, p: PartitionResult, resumed: bool) -> dict:
 
 
 def _failure(job: str, outcome: JobFailed | InputError, sources: list[str]) -> dict:
-    """{job, partition, file, stage, error}: ``file`` is the failed partition's source."""
+    """{job, partition, file, stage, error}: ``file`` is the failed partition's file
+    (None for a built-in circuit's)."""
     index = getattr(outcome, "index", None)
     index = 0 if index is None and isinstance(outcome, InputError) else index
     source = sources[index] if index is not None and index < len(sources) else None

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
+from functools import partial
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -86,19 +89,23 @@ def test_one_bad_witness_fails_only_its_proof(tmp_path, witness_dir):
 
 
 def test_rerun_resumes_a_failed_job(tmp_path, monkeypatch):
-    """A job of three partitions whose partition 1 fails: 0 and 2 are kept under --out;
-    the rerun proves only partition 1."""
+    """A job of three partitions whose partition 2 fails once partition 0 is proved: the
+    proved ones are kept under --out, and the rerun proves only the rest."""
     from numba_cuzk.engine import batch
     from numba_cuzk.groth16.formats import read_zkey
 
     monkeypatch.setattr(workload, "setup", lambda r1cs, gpu: read_zkey(KEY_PATH, trusted=True))
     real = batch.circuit_partitions
-    monkeypatch.setattr(batch, "circuit_partitions", lambda *a: [[real(*a)[0][0], _broken, real(*a)[0][2]]])
+    broken = partial(_broken_after_first, tmp_path / "job-0" / "partition-000.proof.json")
+    monkeypatch.setattr(batch, "circuit_partitions", lambda *a: [[*real(*a)[0][:2], broken]])
     args = ["--circuit", KEY_CIRCUIT, "-k", str(KEY_LOG), "--partitions", "3", "--out", str(tmp_path), "--json"]
-    first = json.loads(_run(*args).stdout)
-    assert not first["ok"] and [p["partition"] for p in first["jobs"][0]["partitions"]] in ([0], [0, 2], [2])
-    assert "partition 1" in first["failures"][0]["error"] or first["failures"][0]["partition"] == 1
-    kept = sorted(p.name for p in (tmp_path / "job-0").glob("*.proof.json"))
+    first = _run(*args)
+    assert first.exit_code == 1, first.output
+    report = json.loads(first.stdout)
+    kept = [p["partition"] for p in report["jobs"][0]["partitions"]]
+    assert 0 in kept and 2 not in kept
+    (failure,) = report["failures"]
+    assert failure["partition"] == 2 and "RuntimeError: synthesis broke" in failure["error"]
     monkeypatch.setattr(batch, "circuit_partitions", real)
     second = _run(*args)
     assert second.exit_code == 0, second.output
@@ -108,7 +115,10 @@ def test_rerun_resumes_a_failed_job(tmp_path, monkeypatch):
         f"partition-00{i}.proof.json" for i in range(3)]
 
 
-def _broken():
+def _broken_after_first(first_proof: Path):
+    deadline = time.monotonic() + 300
+    while not first_proof.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     raise RuntimeError("synthesis broke")
 
 
