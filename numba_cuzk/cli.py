@@ -3,14 +3,15 @@ and prints. Each imports what it needs inside its body, so ``info`` answers with
 compiling anything.
 
 Exit codes: 0 success, 1 a check failed (a proof does not verify, a run's proof failed),
-2 a user error, 3 a bug, 130 interrupted (Ctrl-C or SIGTERM). One error path (``_App``):
-a user error, raised anywhere as ValueError (fileio.InputError names the file) or
-OSError, prints one line on stderr, no traceback; anything else is a bug and prints its
-traceback, then a line saying so.
+2 a user error, 3 a bug, 130 interrupted (Ctrl-C or SIGTERM). One error path, around
+every command (``_Commands``): a user error, raised anywhere as ValueError
+(fileio.InputError names the file) or OSError, prints one line on stderr, no traceback;
+anything else is a bug and prints its traceback, then a line saying so.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 import signal
@@ -29,18 +30,44 @@ from numba_cuzk.fileio import check_writable, describe_os_error
 EXIT_BUG = 3
 
 
-class _App(typer.Typer):
-    """A Typer app with one error path: usage errors and user errors print one line
-    ("error: ..."), exit 2; SIGTERM is handled as Ctrl-C (a run drains, exit 130)."""
+def _one_error_path(command):
+    """``command`` with the CLI's error path: a user error (ValueError, OSError) is one
+    line on stderr and exit 2; any other exception a bug: its traceback, a line, exit 3."""
+
+    @functools.wraps(command)
+    def checked(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except (OSError, ValueError) as exc:
+            message = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+            typer.echo(f"error: {' '.join(message.split())}", err=True)
+            raise typer.Exit(2) from exc
+        except Exception as exc:
+            if any(cls.__name__ in ("ClickException", "Exit", "Abort") for cls in type(exc).__mro__):
+                raise  # typer's own: usage errors, exit codes
+            traceback.print_exc()
+            typer.echo(f"error: this is a bug in numba-cuzk {__version__} ({type(exc).__name__}), not in your "
+                       "input; please report it with the traceback above", err=True)
+            raise typer.Exit(EXIT_BUG) from exc
+    return checked
+
+
+class _Commands(typer.Typer):
+    """A Typer app whose every command goes through ``_one_error_path``."""
+
+    def command(self, *args, **kwargs):
+        register = super().command(*args, **kwargs)
+        return lambda command: register(_one_error_path(command))
+
+
+class _App(_Commands):
+    """The top-level app: usage errors print one line ("error: ...") instead of a panel;
+    SIGTERM is handled as Ctrl-C (a run drains, exit 130)."""
 
     def __call__(self, *args, **kwargs):
         signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             code = super().__call__(*args, standalone_mode=False, **kwargs)
-        except (OSError, ValueError) as exc:
-            message = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
-            typer.echo(f"error: {' '.join(message.split())}", err=True)
-            sys.exit(2)
         except Exception as exc:
             # click's ClickException and Abort, matched by name: newer typer releases
             # vendor click, so the classes depend on the installed typer.
@@ -51,10 +78,7 @@ class _App(typer.Typer):
                 sys.exit(exc.exit_code)
             if "Abort" in names:
                 sys.exit(130)
-            traceback.print_exc()
-            typer.echo(f"error: this is a bug in numba-cuzk {__version__} ({type(exc).__name__}), not in your "
-                       "input; please report it with the traceback above", err=True)
-            sys.exit(EXIT_BUG)
+            raise
         sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -515,7 +539,7 @@ def _print_run(summary: dict, short: str) -> None:
 
 # --- Dask clusters of GPU workers -----------------------------------------------------------
 
-cluster_app = typer.Typer(help="Dask clusters of GPU workers (needs the cluster extra: dask, distributed).",
+cluster_app = _Commands(help="Dask clusters of GPU workers (needs the cluster extra: dask, distributed).",
                           no_args_is_help=True)
 app.add_typer(cluster_app, name="cluster")
 
