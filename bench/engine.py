@@ -40,6 +40,7 @@ from numba_cuzk import backend
 from numba_cuzk.engine import Engine, EngineConfig, Job
 from numba_cuzk.engine.synthesis import SynthesisPool
 from numba_cuzk.engine.workload import circuit_key, circuit_partitions
+from numba_cuzk.fileio import atomic_write
 from numba_cuzk.circuits import build
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.timing import PhaseTimer
@@ -107,7 +108,8 @@ def engine_run(pk, work: list[list], config: EngineConfig) -> tuple[float, Timel
 def keep_timeline(source: Path, target: str) -> None:
     """Copy a run's timeline file without its warm-up job's events (as the figures)."""
     lines = source.read_text().splitlines(keepends=True)
-    Path(target).write_text("".join(line for line in lines if json.loads(line).get("job") != WARMUP))
+    with atomic_write(target, "w") as file:
+        file.write("".join(line for line in lines if json.loads(line).get("job") != WARMUP))
 
 
 def staging_ms(timeline: Timeline, result: analysis.Analysis) -> tuple[float, float]:
