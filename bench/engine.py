@@ -37,11 +37,11 @@ from pathlib import Path
 
 from bench import common
 from numba_cuzk import backend
+from numba_cuzk.circuits import build
 from numba_cuzk.engine import Engine, EngineConfig, Job
 from numba_cuzk.engine.synthesis import SynthesisPool
 from numba_cuzk.engine.workload import circuit_key, circuit_partitions
 from numba_cuzk.fileio import atomic_write
-from numba_cuzk.circuits import build
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.timing import PhaseTimer
 from numba_cuzk.timeline import analysis, reader

@@ -38,8 +38,8 @@ from numba_cuzk import backend
 from numba_cuzk.cluster import proofs
 from numba_cuzk.engine import Engine, EngineConfig, Job, JobFailed
 from numba_cuzk.engine.job import PartitionResult, Synthesizer
-from numba_cuzk.groth16.formats import read_zkey
 from numba_cuzk.fileio import atomic_write
+from numba_cuzk.groth16.formats import read_zkey
 from numba_cuzk.groth16.keys import Proof, ProvingKey
 
 PLUGIN_NAME = "numba-cuzk"

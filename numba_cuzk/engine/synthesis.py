@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from numba_cuzk.engine.job import Synthesizer
 from numba_cuzk.circuits import build
+from numba_cuzk.engine.job import Synthesizer
 
 
 SHARED_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from numba_cuzk.cli import app
 from numba_cuzk.circuits import build
+from numba_cuzk.cli import app
 from numba_cuzk.groth16.formats import read_wtns, write_r1cs, write_wtns
 
 REPO = Path(__file__).resolve().parents[2]

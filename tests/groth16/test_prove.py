@@ -16,8 +16,8 @@ from numba_cuzk.field.codec import from_limbs, to_limbs
 from numba_cuzk.field.params import FR
 from numba_cuzk.groth16 import pairing
 from numba_cuzk.groth16.constraint_system import ConstraintSystem
-from numba_cuzk.groth16.keys import Proof
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
+from numba_cuzk.groth16.keys import Proof
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.setup import domain_log, setup
 from numba_cuzk.groth16.timing import PhaseTimer

@@ -20,8 +20,8 @@ import re
 from typing import Sequence
 
 from numba_cuzk.curve.params import G1, G2, CurveParams
-from numba_cuzk.fileio import atomic_write
 from numba_cuzk.field.params import FQ, FR
+from numba_cuzk.fileio import atomic_write
 from numba_cuzk.groth16.formats import points
 from numba_cuzk.groth16.formats.binfile import PathLike
 from numba_cuzk.groth16.keys import Proof, VerifyingKey
