@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 from typing import Callable, Iterable
 
 from numba_cuzk.cluster.clock import Offset

@@ -22,7 +22,6 @@ import asyncio
 import itertools
 import logging
 import multiprocessing
-import os
 import socket
 import threading
 from collections import Counter
