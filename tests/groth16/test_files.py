@@ -71,7 +71,7 @@ def test_verify_rejects_changed_public_input(files, tmp_path):
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    (lambda proof, public: public.pop(), "public inputs, the key expects"),
+    (lambda proof, public: public.pop(), "1 public inputs, the key"),
     (lambda proof, public: proof["pi_a"].__setitem__(1, "5"), "pi_a: not on"),
     (lambda proof, public: public.__setitem__(0, "x"), "expected a decimal string"),
 ])
