@@ -152,7 +152,8 @@ def check_writable(path: PathLike, *, folder: bool = False, replace: bool = True
             raise InputError(f"{path}: is a folder, not a file")
         probe = path.parent
     if not probe.is_dir():
-        raise InputError(f"{path}: {probe} is not a folder")
+        why = "is not a folder" if probe.exists() else "does not exist"
+        raise InputError(f"{path}: cannot write: {probe} {why}")
     try:
         with tempfile.TemporaryFile(dir=probe):
             pass

@@ -128,12 +128,18 @@ def _broken_after_first(first_proof: Path):
     (["--zkey", str(KEY_PATH)], "--witness-dir"),
     (["--zkey", str(KEY_PATH), "--witness-dir", "no-such-folder"], "no-such-folder: no such witness folder"),
     (["--synthesis", "fork"], "fork"),
-    (["--scheduler", "tcp://127.0.0.1:9"], "127.0.0.1:9"),
 ])
 def test_run_bad_input_exits_2(args, named):
     result = runner.invoke(app, ["run", *args])
     assert result.exit_code == 2, result.output
     assert named in result.output
+
+
+def test_unreachable_scheduler_is_refused_before_setup(monkeypatch):
+    monkeypatch.setattr(workload, "setup", lambda *a, **k: pytest.fail("set up before reaching the scheduler"))
+    result = runner.invoke(app, ["run", "--scheduler", "tcp://127.0.0.1:9", "--circuit", KEY_CIRCUIT, "-k",
+                                 str(KEY_LOG)])
+    assert result.exit_code == 2 and "tcp://127.0.0.1:9: cannot reach the scheduler" in result.output
 
 
 def test_unwritable_out_is_refused_first(tmp_path, witness_dir):

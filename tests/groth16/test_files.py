@@ -200,3 +200,20 @@ def test_a_bug_shows_its_traceback_and_says_so(files, monkeypatch):
     result = cli("verify", "--vk", files["vk"], "--public", files["public"], "--proof", files["proof"])
     assert result.exit_code == 3, result.output
     assert "Traceback" in result.output and "this is a bug in numba-cuzk" in result.output
+
+
+def test_a_corrupt_key_is_not_blamed_on_the_witness(files, tmp_path):
+    """A coefficient changed in the zkey: the proof fails its own check, and the message
+    says the key may be at fault; with --r1cs the witness passes, so it is the key."""
+    from numba_cuzk.groth16.formats.binfile import BinFile
+    from numba_cuzk.groth16.formats.zkey import ZKEY
+
+    data = bytearray(files["zkey"].read_bytes())
+    offset, _ = BinFile(ZKEY, files["zkey"]).sections[4][0]
+    data[offset + 4 + 12] ^= 1  # u32 count, then the first coefficient: matrix, constraint, signal, value
+    (tmp_path / "bad.zkey").write_bytes(bytes(data))
+    result = cli("prove", "--zkey", tmp_path / "bad.zkey", "--witness", files["wtns"], "--r1cs", files["r1cs"],
+                 "--proof", tmp_path / "proof.json", "--public", tmp_path / "public.json", "--cpu", "--trusted")
+    assert result.exit_code == 2, result.output
+    assert "or the key is corrupt" in result.output and "if it passes, the key is at fault" in result.output
+    assert not (tmp_path / "proof.json").exists()
