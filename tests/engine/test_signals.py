@@ -67,9 +67,9 @@ def test_sigterm_drains_a_run(tmp_path):
 
 
 def test_a_killed_engines_workers_exit_and_its_files_go(tmp_path):
-    script = ("import time\nfrom numba_cuzk.engine.synthesis import SynthesisPool\n"
+    script = ("import functools, time\nfrom numba_cuzk.engine.synthesis import SynthesisPool\n"
               "pool = SynthesisPool('process', 2)\n"
-              "pool.submit(time.sleep, 0).result()\n"
+              "pool.submit(functools.partial(time.sleep, 0)).result()\n"
               "print('ready', flush=True)\ntime.sleep(600)\n")
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env=ENV, stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "ready"
