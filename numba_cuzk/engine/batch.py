@@ -145,13 +145,16 @@ def prove_local(engine: Engine, pk: ProvingKey, plan: Plan, out: str | None = No
     """Submit every job of ``plan`` (resuming partitions already proved under ``out``),
     wait for all; ([(job name, JobResult, JobFailed or the InputError of a rejected
     job, {index: resumed PartitionResult})] in plan order, wall s). ``on_proved(job)``
-    after each partition, from a GPU worker thread. Closes ``engine``."""
+    after each partition (from a GPU worker thread) and for each one resumed. Closes
+    ``engine``."""
     start = time.perf_counter()
     pending = []
     for job in plan.jobs:
         out_dir = Path(out) / job.name if out else None
         resumed = resumable(pk, out_dir, range(len(job.partitions))) if out_dir else {}
         todo = [i for i in range(len(job.partitions)) if i not in resumed]
+        for _ in resumed if on_proved else ():
+            on_proved(job.name)
         future = None
         if todo:
             future = engine.submit(Job(pk, [job.partitions[i] for i in todo], name=job.name, out_dir=out_dir,
