@@ -11,6 +11,14 @@
    CUDA-event kernel intervals / span) and lock overhead (the lock held while the device
    idles, % of kernel time); constraints/s per GPU; staging per partition (pinned copy and
    upload on the copy stream) and the part of it the device waited for.
+4. ``--repeat R``: the measured configuration (gw=2) runs R times in one engine (R rounds
+   of the jobs, each its own steady window); each gw=2 record is the median of the R, with
+   min / median / max in its params. ``--trace kernels``: the gw=2 rounds run once more in
+   an engine that records every kernel (CUPTI), giving engine_device_busy_kernels_gw2 (the
+   union of kernel records / span; the min of the R), the phase figure and NVML of the same
+   rounds beside it, engine_s_per_proof_traced_gw2 and trace_overhead_pct (traced vs
+   untraced median s/proof). ``--assembly thread,process``: the gw=2 rounds once more per
+   extra assembly kind (records engine_<figure>_gw2_assembly_<kind>).
 
 Default size: bit_heavy 2^20, 4 jobs x 10 partitions. On the H200 host a 2^20 partition
 takes ~0.31 s to synthesize on one core and ~0.06 s to prove on the GPU (bench/results/
@@ -20,10 +28,13 @@ state of 38. Records (bench/results/engine-<date>.json): engine_synthesis_logK_{
 process}_wN (partitions/s), engine_sequential_s_per_proof, engine_s_per_proof and
 engine_s_per_proof_gw2 (s), engine_speedup_vs_sequential(_gw2) (x), engine_device_busy(_gw2)
 (%), engine_lock_overhead(_gw2) (% of kernel time), engine_staging_ms(_gw2) and
-engine_upload_wait_ms(_gw2) (ms per partition), engine_constraints_per_s(_gw2) (M/s per GPU).
+engine_upload_wait_ms(_gw2) (ms per partition), engine_constraints_per_s(_gw2) (M/s per GPU),
+engine_nvml_mean(_gw2) (%); with --trace: engine_device_busy_kernels_gw2 (%),
+engine_s_per_proof_traced_gw2 (s), trace_overhead_pct (%).
 Runs on the CPU backend too (--cpu, small sizes). Usage:
     python3 -m bench.engine [--out FILE] [--circuit bit_heavy] [--log 20] [--jobs 4]
         [--partitions 10] [--scaling 1,2,4,8,16] [--scaling-log K] [--workers N] [--cpu] [--timeline FILE]
+        [--repeat R] [--trace kernels] [--assembly thread[,process]]
 """
 
 from __future__ import annotations
@@ -31,8 +42,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from bench import common
@@ -91,25 +104,45 @@ def sequential(pk, work: list[list], gpu: bool) -> float:
     return (time.perf_counter() - start) / len(work)
 
 
-def engine_run(pk, work: list[list], config: EngineConfig) -> tuple[float, Timeline]:
-    """(s per proof, the timeline without the warm-up job)."""
+def engine_run(pk, work: list[list], config: EngineConfig, rounds: int = 1) -> list[tuple[float, Timeline]]:
+    """Per round of ``work`` (all its jobs submitted, then waited for), in one engine after a
+    warm-up job: (s per proof, the round's timeline: its jobs' events and the events of no
+    job while they ran)."""
+    names = [[f"r{r}-job{j}" for j in range(len(work))] for r in range(rounds)]
+    times = []
     with Engine(config) as engine:
-        warm = engine.submit(Job(pk, work[0][:max(2, config.synthesis_workers)], name=WARMUP))
-        warm.result()
-        start = time.perf_counter()
-        futures = [engine.submit(Job(pk, job)) for job in work]
-        for future in futures:
-            future.result()
-        s_per_proof = (time.perf_counter() - start) / len(work)
+        engine.submit(Job(pk, work[0][:max(2, config.synthesis_workers)], name=WARMUP)).result()
+        for round_names in names:
+            start = time.perf_counter()
+            futures = [engine.submit(Job(pk, job, name=name)) for job, name in zip(work, round_names)]
+            for future in futures:
+                future.result()
+            times.append((time.perf_counter() - start) / len(work))
     timeline = reader.read(config.timeline_path)
-    return s_per_proof, Timeline(timeline.header, [e for e in timeline.events if e.get("job") != WARMUP])
+    return [(s, round_timeline(timeline, set(n))) for s, n in zip(times, names)]
 
 
-def keep_timeline(source: Path, target: str) -> None:
-    """Copy a run's timeline file without its warm-up job's events (as the figures)."""
-    lines = source.read_text().splitlines(keepends=True)
+def round_timeline(timeline: Timeline, jobs: set[str]) -> Timeline:
+    """The events of ``jobs``, the events of no job between their first and last, and the
+    kernel trace's clock figures."""
+    mine = [e for e in timeline.events if e.get("job") in jobs]
+    start, end = min(e["t_ms"] for e in mine), max(e.get("end_ms", e["t_ms"]) for e in mine)
+    return Timeline(timeline.header, [e for e in timeline.events if e.get("job") in jobs or e["event"] == "cupti_clock"
+                                      or ("job" not in e and start <= e["t_ms"] <= end)])
+
+
+def keep_timeline(timeline: Timeline, target: str) -> None:
+    """Write one round's timeline (``round_timeline``: the warm-up job and the other rounds
+    left out, as in the figures) to ``target``."""
+    lines = [json.dumps(record, separators=(",", ":")) for record in (timeline.header, *timeline.events)]
     with atomic_write(target, "w") as file:
-        file.write("".join(line for line in lines if json.loads(line).get("job") != WARMUP))
+        file.write("\n".join(lines) + "\n")
+
+
+def spread(values: list[float]) -> dict:
+    """min / median / max of a figure over the rounds, for a record's params."""
+    return {"runs": len(values), "min": round(min(values), 4), "median": round(statistics.median(values), 4),
+            "max": round(max(values), 4)}
 
 
 def staging_ms(timeline: Timeline, result: analysis.Analysis) -> tuple[float, float]:
@@ -127,6 +160,77 @@ def lock_overhead_pct(result: analysis.Analysis) -> float:
     return 100 * result.mean("held_idle_pct") / result.mean("busy_pct")
 
 
+def gw_records(rounds: list[tuple[float, Timeline]], config: EngineConfig, params: dict, seq: float,
+               constraints: int, device: str, variant: str = "") -> list[dict]:
+    """The figures of an untraced engine's rounds: each record the median over the rounds,
+    named engine_<figure>[_gw2]<variant>."""
+    gw = config.gpu_workers_per_device
+    per_round = []
+    for s_per_proof, timeline in rounds:
+        steady = analysis.analyze(timeline, "steady")
+        staged, waited = staging_ms(timeline, steady)
+        devices = len(steady.devices)
+        per_round.append({
+            "s_per_proof": (s_per_proof, "s"),
+            "speedup_vs_sequential": (seq / s_per_proof, "x"),
+            "device_busy": (steady.mean("busy_pct"), "%"),
+            "nvml_mean": (steady.mean("nvml_mean_pct"), "%"),
+            "lock_overhead": (lock_overhead_pct(steady), "% of kernel time"),
+            "staging_ms": (staged, "ms per partition"),
+            "upload_wait_ms": (waited, "ms per partition"),
+            "constraints_per_s": (constraints / s_per_proof / devices / 1e6, "M/s"),
+        })
+    run = {**params, "gpu_workers_per_device": gw, "synthesis_workers": config.synthesis_workers,
+           "synthesis": config.synthesis, "assembly": config.assembly, "devices": devices,
+           "window_s": round(steady.span_ms / 1e3, 3),
+           "sequential_s_per_proof": round(seq, 4)}
+    suffix = ("" if gw == 1 else "_gw2") + variant
+    records = []
+    for name, (_, unit) in per_round[0].items():
+        values = [r[name][0] for r in per_round if r[name][0] is not None]
+        if values:
+            records.append(common.record(f"engine_{name}{suffix}", statistics.median(values), unit, device,
+                                         {**run, **spread(values)}))
+    for i, r in enumerate(per_round):
+        print(f"engine gw={gw}{variant} round {i + 1}: " + ", ".join(f"{k} {v:.3f} {u}" for k, (v, u) in r.items()
+                                                           if v is not None), flush=True)
+    return records
+
+
+def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float, config: EngineConfig, params: dict,
+                   device: str) -> list[dict]:
+    """The traced engine's rounds: kernel-record busy (min over the rounds) beside the phase
+    figure and NVML of the same rounds, traced s/proof and the tracing overhead."""
+    steady = [analysis.analyze(timeline, "steady") for _, timeline in rounds]
+    if not all(a.traced for a in steady):
+        print("traced engine: no kernel records (CUPTI did not run); no kernel figures", flush=True)
+        return []
+    kernel = [a.mean("kernel_busy_pct") for a in steady]
+    figures = {"phase_busy_pct": [a.mean("busy_pct") for a in steady],
+               "phase_gap_pct": [a.mean("phase_gap_pct") for a in steady],
+               "nvml_mean_pct": [a.mean("nvml_mean_pct") for a in steady],
+               "launches_per_partition": [sum(k.launches for k in a.kernels) / len(a.partitions) for a in steady]}
+    run = {**params, "gpu_workers_per_device": config.gpu_workers_per_device,
+           "synthesis_workers": config.synthesis_workers, "trace": config.trace,
+           "kernel_busy": spread(kernel), "clock": steady[0].clock,
+           **{name: [None if v is None else round(v, 3) for v in values] for name, values in figures.items()}}
+    traced_s = statistics.median(s for s, _ in rounds)
+    for i, (a, (s, _)) in enumerate(zip(steady, rounds)):
+        print(f"traced gw=2 round {i + 1}: s_per_proof {s:.3f}, device busy: kernels {kernel[i]:.1f}%, phases "
+              f"{a.mean('busy_pct'):.1f}%, launch gaps inside phases {a.mean('phase_gap_pct'):.1f}%, NVML "
+              f"{a.mean('nvml_mean_pct') or 0:.1f}%; idle: " + ", ".join(
+                  f"{c} {ms / len(a.partitions):.2f}" for c, ms in a.gaps_ms.items() if ms > 0) + " ms/partition",
+              flush=True)
+    print(f"clock mapping: {steady[0].clock}", flush=True)
+    overhead = 100 * (traced_s / untraced_s - 1)
+    print(f"tracing overhead: {traced_s:.3f} vs {untraced_s:.3f} s/proof, {overhead:+.1f}%", flush=True)
+    return [common.record("engine_device_busy_kernels_gw2", min(kernel), "%", device, run),
+            common.record("engine_s_per_proof_traced_gw2", traced_s, "s", device,
+                          {**run, **spread([s for s, _ in rounds])}),
+            common.record("trace_overhead_pct", overhead, "%", device,
+                          {**run, "traced_s_per_proof": round(traced_s, 4), "untraced_s_per_proof": round(untraced_s, 4)})]
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out")
@@ -138,7 +242,13 @@ def main(argv=None) -> None:
     parser.add_argument("--scaling-log", type=int, help="partition size of the scaling runs [default: --log]")
     parser.add_argument("--workers", type=int, help="the engine's synthesis processes [default: cores - 1]")
     parser.add_argument("--cpu", action="store_true", help="the CPU backend even with a GPU")
-    parser.add_argument("--timeline", help="keep the gw=2 run's timeline (warm-up job left out) here")
+    parser.add_argument("--timeline", help="keep the gw=2 engine's last round's timeline here (the traced "
+                                           "engine's with --trace)")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of the jobs in the gw=2 engine (default 1)")
+    parser.add_argument("--trace", choices=["kernels"], help="also run the gw=2 rounds with CUPTI kernel records")
+    parser.add_argument("--assembly", default="thread", help="proof assembly of the engines (thread or process); "
+                                                             "a list (thread,process): the first is measured, the "
+                                                             "others' gw=2 rounds are recorded as _assembly_KIND")
     args = parser.parse_args(argv)
     gpu = not args.cpu and backend.cuda_available()
     device = common.gpu_name() if gpu else common.cpu_name()
@@ -155,33 +265,28 @@ def main(argv=None) -> None:
     params = {"circuit": args.circuit, "log_constraints": args.log, "constraints": constraints, "jobs": args.jobs,
               "partitions": args.partitions}
     records = [common.record("engine_sequential_s_per_proof", seq, "s", device, params)]
+    assembly = args.assembly.split(",")
     with tempfile.TemporaryDirectory() as scratch:
         for gw in (1, 2):
-            config = EngineConfig(devices=None if gpu else (), gpu_workers_per_device=gw,
+            config = EngineConfig(devices=None if gpu else (), gpu_workers_per_device=gw, assembly=assembly[0],
                                   timeline_path=Path(scratch) / f"gw{gw}.jsonl",
                                   **({"synthesis_workers": args.workers} if args.workers else {}))
-            s_per_proof, timeline = engine_run(pk, work, config)
-            if args.timeline and gw == 2:
-                keep_timeline(config.timeline_path, args.timeline)
-            steady = analysis.analyze(timeline, "steady")
-            staged, waited = staging_ms(timeline, steady)
-            devices = len(steady.devices)
-            suffix = "" if gw == 1 else "_gw2"
-            run = {**params, "gpu_workers_per_device": gw, "synthesis_workers": config.synthesis_workers,
-                   "synthesis": config.synthesis, "devices": devices, "window_s": round(steady.span_ms / 1e3, 3),
-                   "sequential_s_per_proof": round(seq, 4)}
-            figures = {
-                "s_per_proof": (s_per_proof, "s"),
-                "speedup_vs_sequential": (seq / s_per_proof, "x"),
-                "device_busy": (steady.mean("busy_pct"), "%"),
-                "lock_overhead": (lock_overhead_pct(steady), "% of kernel time"),
-                "staging_ms": (staged, "ms per partition"),
-                "upload_wait_ms": (waited, "ms per partition"),
-                "constraints_per_s": (constraints * args.partitions / s_per_proof / devices / 1e6, "M/s"),
-            }
-            for name, (value, unit) in figures.items():
-                records.append(common.record(f"engine_{name}{suffix}", value, unit, device, run))
-            print(f"engine gw={gw}: " + ", ".join(f"{k} {v:.3f} {u}" for k, (v, u) in figures.items()), flush=True)
+            rounds = engine_run(pk, work, config, args.repeat if gw == 2 else 1)
+            if args.timeline and gw == 2 and not args.trace:
+                keep_timeline(rounds[-1][1], args.timeline)
+            records += gw_records(rounds, config, params, seq, constraints * args.partitions, device)
+        measured = config
+        for kind in assembly[1:]:
+            config = replace(measured, assembly=kind, timeline_path=Path(scratch) / f"assembly-{kind}.jsonl")
+            records += gw_records(engine_run(pk, work, config, args.repeat), config, params, seq,
+                                  constraints * args.partitions, device, f"_assembly_{kind}")
+        if args.trace:
+            config = replace(measured, trace=args.trace, timeline_path=Path(scratch) / "traced.jsonl")
+            traced = engine_run(pk, work, config, args.repeat)
+            if args.timeline:
+                keep_timeline(traced[-1][1], args.timeline)
+            untraced = statistics.median(s for s, _ in rounds)
+            records += traced_records(traced, untraced, config, params, device)
     print(f"wrote {common.write(records, 'engine', out)}")
 
 

@@ -6,33 +6,83 @@ constraints, an insecure local setup (on the GPU), a Prover (queries uploaded on
 warm-up proof, then --runs proofs. Records (bench/results/groth16-<date>.json):
 prove_logK (ms: wall time of prove(), witness upload to verified proof, median), with
 params holding the median device ms of each phase (CUDA events: upload, matvec, ntt, msm_a,
-msm_b1, msm_b2, msm_c, msm_h, download) and the host epilogue; prove_logK_cpu for the CPU
-backend (--cpu sizes, all cores). Every proof is verified (pairing) inside prove(). Usage:
-    python3 -m bench.groth16 [--out FILE] [--sizes 16,18,20,22] [--cpu 16] [--runs 5]
+msm_b1, msm_b2, msm_c, msm_h, download; stream_<query>: a streamed query's copies, which
+overlap the kernels) and the host epilogue; prove_logK_device_ms (median sum of the device
+phases, copies overlapped by the stream left out), prove_logK_peak_gpu_gb (the most device
+memory in use, cudaMemGetInfo sampled every 2 ms by a thread from before the Prover is made
+to after the last proof: deferred frees included; params: the baseline before the Prover,
+the plan's bytes, and whether peak - baseline stayed within the plan), setup_logK_s;
+prove_logK_cpu for the CPU backend (--cpu sizes, all cores). Every proof is verified
+(pairing) inside prove(). Usage:
+    python3 -m bench.groth16 [--out FILE] [--sizes 16,18,20,22] [--cpu 16] [--runs 5] [--budget-gb G]
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import statistics
+import threading
 import time
+
+from numba import cuda
 
 from bench import common
 from numba_cuzk.circuits import build
-from numba_cuzk.groth16.prove import Prover
+from numba_cuzk.groth16 import memory
+from numba_cuzk.groth16.prove import STREAM_PHASES, Prover
 from numba_cuzk.groth16.setup import setup
 from numba_cuzk.groth16.timing import PhaseTimer
 
+HOST_PHASES = {"sync", "epilogue"}
+GB = 1e9
 
-def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str) -> dict:
+
+class PeakMemory:
+    """The most device memory in use (cudaMemGetInfo: total - free, every allocation on the
+    device, frees Numba has deferred included) seen by a thread sampling every
+    ``period_s`` from ``start`` to ``stop``, and at both."""
+
+    def __init__(self, period_s: float = 0.002) -> None:
+        self.period_s, self.peak = period_s, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="peak-memory", daemon=True)
+
+    def _sample(self) -> None:
+        free, total = cuda.current_context().get_memory_info()
+        self.peak = max(self.peak, int(total - free))
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self.period_s)
+
+    def start(self) -> PeakMemory:
+        self._sample()
+        self._thread.start()
+        return self
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        return self.peak
+
+
+def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budget: int | None = None) -> list[dict]:
     t0 = time.perf_counter()
     r1cs, witness = build(circuit, log_n, seed=log_n)
     t_build = time.perf_counter() - t0
     pk = setup(r1cs, gpu=gpu)
     t_setup = time.perf_counter() - t0 - t_build
-    prover = Prover(pk, gpu=gpu)
-    prover.prove(witness)  # warm-up: compiles, builds NTT tables and MSM workspaces
+    constraints, wires = r1cs.n_constraints, r1cs.n_wires
+    del r1cs  # the host's and device's garbage of setup goes before the baseline
+    gc.collect()
+    baseline = memory.used_bytes() if gpu else None  # flushes the frees Numba deferred
+    peak = PeakMemory().start() if gpu else None
+    prover = Prover(pk, gpu=gpu, memory_budget=budget)
+    prover.prove(witness)  # warm-up: compiles, builds NTT tables
     walls, phases = [], []
     for _ in range(runs):
         timer = PhaseTimer(prover.stream)
@@ -42,10 +92,28 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str) -> d
         phases.append(timer.durations_ms())
     by_phase = {k: round(statistics.median(p[k] for p in phases), 3) for k in phases[0]}
     name = f"prove_log{log_n}" + ("" if gpu else "_cpu")
-    params = {"circuit": circuit, "constraints": r1cs.n_constraints, "wires": r1cs.n_wires, "runs": runs,
-              "stat": "median", "phases_ms": by_phase, "setup_s": round(t_setup, 2), "build_s": round(t_build, 2)}
+    plan = prover.memory
+    params = {"circuit": circuit, "constraints": constraints, "wires": wires, "runs": runs,
+              "stat": "median", "phases_ms": by_phase, "setup_s": round(t_setup, 2), "build_s": round(t_build, 2),
+              "streamed": list(plan.streamed)}
     print(f"{name}: {statistics.median(walls):.1f} ms  {by_phase}  (setup {t_setup:.1f} s)", flush=True)
-    return common.record(name, statistics.median(walls), "ms", device, params)
+    records = [common.record(name, statistics.median(walls), "ms", device, params)]
+    if not gpu:
+        return records
+    device_ms = statistics.median(sum(ms for k, ms in p.items() if k not in HOST_PHASES | STREAM_PHASES)
+                                  for p in phases)
+    used = peak.stop()
+    memory_params = {"baseline_gb": round(baseline / GB, 3), "plan_device_gb": round(plan.device_bytes / GB, 3),
+                     "peak_over_baseline_gb": round((used - baseline) / GB, 3),
+                     "within_plan": used - baseline <= plan.device_bytes, "streamed": list(plan.streamed),
+                     "budget_gb": None if budget is None else round(budget / GB, 3)}
+    print(f"{name}: device phases {device_ms:.1f} ms; peak GPU memory {used / GB:.2f} GB "
+          f"({memory_params})", flush=True)
+    return records + [
+        common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)}),
+        common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params),
+        common.record(f"setup_log{log_n}_s", t_setup, "s", device, {"circuit": circuit, "gpu": True}),
+    ]
 
 
 def main(argv=None) -> None:
@@ -55,12 +123,15 @@ def main(argv=None) -> None:
     parser.add_argument("--cpu", default="16")
     parser.add_argument("--circuit", default="bit_heavy")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--budget-gb", type=float, help="device memory the prover may plan for (GB; default: "
+                        "what is free): a small one makes it stream B2 (then H, C, ...) from pinned host memory")
     args = parser.parse_args(argv)
     out = args.out or common.RESULTS / f"groth16-{datetime.date.today().isoformat()}.json"
+    budget = None if args.budget_gb is None else int(args.budget_gb * GB)
     for log_n in [int(x) for x in args.sizes.split(",") if x]:
-        common.write([bench_size(log_n, args.circuit, True, args.runs, common.gpu_name())], "groth16", out)
+        common.write(bench_size(log_n, args.circuit, True, args.runs, common.gpu_name(), budget), "groth16", out)
     for log_n in [int(x) for x in args.cpu.split(",") if x]:
-        common.write([bench_size(log_n, args.circuit, False, max(1, args.runs // 2), common.cpu_name())],
+        common.write(bench_size(log_n, args.circuit, False, max(1, args.runs // 2), common.cpu_name()),
                      "groth16", out)
 
 

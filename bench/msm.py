@@ -99,7 +99,7 @@ class BaseSet:
         dummy_offsets = cuda.to_device(np.zeros((1, 2), dtype=np.int32))
         dummy_out = cuda.device_array((X, 1), dtype=np.uint32)
         dummy_buckets = cuda.to_device(np.zeros((1, 1), dtype=np.int32))
-        K.curve_kernels(self.curve)["reduce"][blocks, K.THREADS](
+        K.POINT_KERNELS[self.curve.name]["reduce"][blocks, K.THREADS](
             pairs, dummy_offsets, dummy_buckets, 1, 0, 0, 0, 0, 0, 2 * n, 0, 2, 2 * n, dummy_out)
         out = cuda.device_array((2 * self.curve.limbs, n), dtype=np.uint32)
         curve_kernels.to_affine(out, pairs[:, 2 * n:], self.curve, "xyzz")
@@ -125,7 +125,7 @@ def add_rate(curve, bases, runs: int) -> float:
     points = cuda.device_array((4 * curve.limbs, chunks + 1), dtype=np.uint32)
     chunk_buckets = cuda.device_array((1, chunks), dtype=np.int32)
     blocks = (chunks + K.THREADS - 1) // K.THREADS
-    kernel = K.curve_kernels(curve)["accumulate"]
+    kernel = K.POINT_KERNELS[curve.name]["accumulate"]
     launch = lambda: kernel[blocks, K.THREADS](bases, d_entries, offsets, chunk_offsets, RATE_CHUNK, kinds,
                                                K.ONES_PER, chunks, points, chunk_buckets)
     ms = common.median(common.device_time_ms(launch, runs=runs, warmup=1))

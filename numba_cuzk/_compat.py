@@ -18,6 +18,8 @@ the project patches third-party modules.
    `numba-cuzk run`, never one H200). The driver's cuLibraryUnload is wrapped to unload
    each handle once. A handle the driver reuses for a later library is then never
    unloaded: a leak of a kernel's code until exit, not a crash.
+4. numba's and numba-cuda's cache locators: the package's own goes first, so its
+   kernels are cached in one folder per version of the code (kernel_cache.py).
 """
 
 import threading
@@ -77,3 +79,12 @@ def _unload_each_kernel_library_once() -> None:
 
 
 _unload_each_kernel_library_once()
+
+
+def _install_kernel_cache() -> None:
+    from numba_cuzk import kernel_cache
+
+    kernel_cache.install()
+
+
+_install_kernel_cache()

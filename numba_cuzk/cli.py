@@ -16,6 +16,7 @@ import json
 import platform
 import signal
 import sys
+import time
 import traceback
 import warnings
 from importlib import metadata
@@ -24,7 +25,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from numba_cuzk import __version__, backend
+from numba_cuzk import __version__, backend, kernel_cache
 from numba_cuzk.fileio import check_writable, describe_os_error
 
 EXIT_BUG = 3
@@ -100,8 +101,31 @@ def _dist_version(name: str) -> str:
 
 
 @app.command()
-def info(as_json: bool = typer.Option(False, "--json", help="Print the report as JSON.")) -> None:
-    """Versions, CUDA toolchain, GPUs, and the backend kernels will run on."""
+def info(as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+         plan: bool = typer.Option(False, "--plan", help="Print the device-memory plan of a key (--zkey or "
+                                   "--circuit/-k) for this GPU's free memory."),
+         zkey: str | None = typer.Option(None, "--zkey", help="With --plan: the proving key (snarkjs .zkey)."),
+         circuit: str = typer.Option("bit_heavy", "--circuit", help="With --plan: a built-in circuit."),
+         log_constraints: int = typer.Option(20, "-k", help="With --plan: the built-in circuit's size, 2^k."),
+         slots: int = typer.Option(1, "--slots", help="With --plan: proof slots (the engine: GPU workers + 1)."),
+         free_gb: float | None = typer.Option(None, "--free-gb", help="With --plan: plan for this much free device "
+                                              "memory (GB) instead of the GPU's.")) -> None:
+    """Versions, CUDA toolchain, GPUs, the backend kernels will run on, and the kernel
+    cache; with --plan, a key's device-memory plan."""
+    if plan:
+        from numba_cuzk.groth16 import memory
+
+        try:
+            free = memory.free_bytes() if free_gb is None else int(free_gb * 1e9)
+            typer.echo(memory.fit_report(_key_shape(zkey, circuit, log_constraints), free, slots, as_json))
+        except memory.KeyTooLarge as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc))
+        return
+    from numba_cuzk.engine import precompile
+
     report = {
         "numba_cuzk": __version__,
         "python": platform.python_version(),
@@ -109,6 +133,7 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
         "cuda": backend.describe_toolchain(),
         "gpus": backend.describe_devices(),
         "backend": backend.backend_name(),
+        "kernel_cache": precompile.cache_report(),
     }
     if as_json:
         typer.echo(json.dumps(report, indent=2))
@@ -127,7 +152,46 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
             + (f"{memory / GIB:.1f} GiB" if memory else "memory n/a"),
         )
     table.add_row("backend", f"[bold]{report['backend']}[/bold]")
+    cache = report["kernel_cache"]
+    table.add_row("kernel cache", f"{cache['folder']} ({cache['bytes'] / 2**20:.1f} MiB, {cache['entries']} entries)")
+    for target, (have, total) in cache["coverage"].items():
+        table.add_row(f"  {target} kernels", f"{have} of {total} cached" + (
+            ": `numba-cuzk compile` fills it" if have == 0 else " (the others compile on first use)" * (have < total)))
     console.print(table)
+
+
+def _key_shape(zkey: str | None, circuit: str, log_constraints: int):
+    if zkey is not None:
+        from numba_cuzk.groth16.formats import read_shape
+
+        return read_shape(zkey)
+    from numba_cuzk.circuits.builtin import key_shape
+
+    return key_shape(circuit, log_constraints)
+
+
+@app.command("compile")
+def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min=1,
+                                                  help="Worker processes (default: one per task).")) -> None:
+    """Compile every kernel for the visible GPU and the CPU backend into the kernel cache,
+    in parallel processes; later processes load them instead of compiling."""
+    from rich.progress import Progress
+
+    from numba_cuzk.engine import precompile
+
+    names = precompile.task_names()
+    start = time.perf_counter()
+    with Progress(console=console, transient=False) as progress:
+        bar = progress.add_task("compiling kernels", total=len(names))
+
+        def done(result) -> None:
+            progress.console.print(f"  {result.name:<14} {result.seconds:6.1f} s  "
+                                   f"({result.compiled} compiled, {result.loaded} from the cache)")
+            progress.advance(bar)
+
+        precompile.compile_all(processes=processes, on_done=done)
+    console.print(f"kernel cache {kernel_cache.cache_dir()}: {len(names)} tasks in "
+                  f"{time.perf_counter() - start:.1f} s")
 
 
 @app.command()
@@ -394,6 +458,8 @@ def run(
     out: str | None = typer.Option(None, "--out", help="Write every partition's proof.json and public.json under "
                                                        "OUT/<job>/ as it completes; a rerun proves only the rest."),
     timeline_file: str | None = typer.Option(None, "--timeline", help="Keep the timeline (JSONL) in this file."),
+    trace: str | None = typer.Option(None, "--trace", help="'kernels': record every kernel and copy the GPUs run "
+                                                           "(CUPTI, cupti-python) in the timeline."),
     cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="Prove on the Dask cluster of this scheduler "
                                          "(tcp://HOST:PORT, e.g. from `numba-cuzk cluster local`): one engine "
@@ -410,11 +476,13 @@ def run(
 
     from numba_cuzk.engine import EngineConfig
     from numba_cuzk.engine.batch import check_out
-    from numba_cuzk.engine.config import SYNTHESIS_KINDS
+    from numba_cuzk.engine.config import SYNTHESIS_KINDS, TRACE_KINDS
 
     if synthesis not in SYNTHESIS_KINDS:
         raise typer.BadParameter(f"{synthesis!r} is not one of {', '.join(SYNTHESIS_KINDS)}",
                                  param_hint="'--synthesis'")
+    if trace is not None and trace not in TRACE_KINDS:
+        raise typer.BadParameter(f"{trace!r} is not one of {', '.join(TRACE_KINDS)}", param_hint="'--trace'")
     _check_run_sources(circuit, partitions, jobs, zkey, witness_dir)
     check_out(out)
     if timeline_file:
@@ -424,7 +492,7 @@ def run(
         plan, pk = _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, as_json)
         path = Path(timeline_file or Path(stack.enter_context(tempfile.TemporaryDirectory())) / "timeline.jsonl")
         config = EngineConfig(devices=() if cpu else None, synthesis=synthesis, gpu_workers_per_device=gpu_workers,
-                              synthesis_warmup=None if zkey else plan.jobs[0].partitions[0],
+                              trace=trace, synthesis_warmup=None if zkey else plan.jobs[0].partitions[0],
                               **({"synthesis_workers": workers} if workers else {}))
         summary, short = _run_jobs(config, client, pk, plan, zkey, trusted, out, as_json, path)
     if as_json:

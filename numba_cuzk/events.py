@@ -22,25 +22,29 @@ Identity fields: ``job`` (str), ``partition`` (int, index in its job), ``worker`
 synthesis worker), ``device`` (int, CUDA ordinal), ``gpu_worker`` (int, GPU worker index
 on its device). Optional fields are written only when known.
 
-=========== ======== =============================== =============== ============================
-event       kind     fields                          optional        meaning
-=========== ======== =============================== =============== ============================
-synthesis   interval job partition worker                            CPU synthesis of the witness
-queued      instant  job partition                                   entered the GPU queue
-picked_up   instant  job partition device gpu_worker                 a GPU worker took it
-lock_wait   interval job partition device gpu_worker                 waiting for the device lock
-lock_held   interval job partition device gpu_worker                 acquired .. released
-gpu_bracket interval job partition device gpu_worker                 cuzk's GPU_START..GPU_END
-staging     interval job partition device                            upload to the device
-alloc       interval device bytes                    job partition   a key made resident, warm-up
-sync        interval device                          job partition   host in a synchronize
-kernel      device   job partition device phase      fr_muls fq_muls one kernel phase
-download    interval job partition device                            results to the host
-epilogue    interval job partition device in_lock                    proof assembly (CPU)
-done        instant  job partition                                   proof written
-failed      instant  job error                       partition stage a partition/job failed
-nvml        instant  device util_pct mem_used_bytes                  one NVML sample
-=========== ======== =============================== =============== ============================
+================= ======== ======================================== =============== ============================
+event             kind     fields                                   optional        meaning
+================= ======== ======================================== =============== ============================
+synthesis         interval job partition worker                                     CPU synthesis of the witness
+queued            instant  job partition                                            entered the GPU queue
+picked_up         instant  job partition device gpu_worker                          a GPU worker took it
+lock_wait         interval job partition device gpu_worker                          waiting for the device lock
+lock_held         interval job partition device gpu_worker                          acquired .. released
+gpu_bracket       interval job partition device gpu_worker                          cuzk's GPU_START..GPU_END
+staging           interval job partition device                                     upload to the device
+alloc             interval device bytes                             job partition   a key made resident, warm-up
+sync              interval device                                   job partition   host in a synchronize
+kernel            device   job partition device phase               fr_muls fq_muls one kernel phase
+download          interval job partition device                                     results to the host
+epilogue          interval job partition device in_lock                             proof assembly (CPU)
+done              instant  job partition                                            proof written
+failed            instant  job error                                partition stage a partition/job failed
+nvml              instant  device util_pct mem_used_bytes                           one NVML sample
+cupti_kernel      device   device stream name                                       one kernel, from CUPTI
+cupti_memcpy      device   device stream copy_kind bytes                            one copy, from CUPTI
+cupti_clock       instant  offsets_ns error_ns bound_ns markers_fit                 how CUPTI's clock was mapped
+cupti_unavailable instant  error                                                    no kernel trace: why
+================= ======== ======================================== =============== ============================
 
 What the intervals cover, and the other fields:
 
@@ -67,6 +71,19 @@ What the intervals cover, and the other fields:
   (its job failed, or the engine was closed).
 - ``nvml``: ``util_pct`` is NVML's GPU utilization (%), ``mem_used_bytes`` its used memory,
   sampled every ``config["nvml_period_ms"]`` ms.
+- ``cupti_kernel`` / ``cupti_memcpy`` (with ``trace="kernels"``): every kernel and copy the
+  device ran, from CUPTI's activity records, mapped onto the host clock
+  (numba_cuzk.engine.kernel_trace); ``stream`` is CUPTI's stream id, ``name`` the kernel's
+  function name, ``copy_kind`` CUPTI's ("HTOD", "DTOH", ...), ``bytes`` the copy's size.
+  Unlike ``kernel`` phases (CUDA events around a group of launches), they hold no host
+  launch gaps.
+- ``cupti_clock``: how the records were mapped: ``offsets_ns``, the CUPTI-minus-host clock
+  offsets measured at the trace's start and stop (interpolated between), ``error_ns`` the
+  calibration's own error; the clock markers (a copy per device at start and stop, between
+  two host readings): ``markers_fit`` whether each record fit inside its host bracket, and
+  ``bound_ns`` the mapping error bound they give, [low, high].
+- ``cupti_unavailable``: ``error`` says why CUPTI could not load or start; the run went on
+  without kernel records.
 """
 
 from __future__ import annotations
@@ -117,6 +134,10 @@ EVENTS: dict[str, EventSpec] = {
     "done": EventSpec(INSTANT, _PART),
     "failed": EventSpec(INSTANT, ("job", "error"), ("partition", "stage")),
     "nvml": EventSpec(INSTANT, ("device", "util_pct", "mem_used_bytes")),
+    "cupti_kernel": EventSpec(DEVICE, ("device", "stream", "name")),
+    "cupti_memcpy": EventSpec(DEVICE, ("device", "stream", "copy_kind", "bytes")),
+    "cupti_clock": EventSpec(INSTANT, ("offsets_ns", "error_ns", "bound_ns", "markers_fit")),
+    "cupti_unavailable": EventSpec(INSTANT, ("error",)),
 }
 
 
@@ -191,6 +212,10 @@ class TimelineWriter:
     def live_path(self) -> Path:
         """The file being written until ``close`` renames it to the timeline's path."""
         return self._target.temporary
+
+    def device(self, event: str, start_ms: float, end_ms: float, **fields: Any) -> None:
+        """Record device interval ``event`` (a CUPTI record), already on the host clock."""
+        self._event(event, DEVICE, _bounds(start_ms, end_ms), fields)
 
     def close(self) -> None:
         with self._lock:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from numba_cuzk.groth16.formats import read_proof_json, read_public_json, read_vk_json, read_zkey_sizes
+from numba_cuzk.groth16.formats import read_proof_json, read_public_json, read_vk_json, read_shape
 from tests.engine.keys import KEY_PATH
 from tests.fault_driver import fixed_proof
 
@@ -25,7 +25,7 @@ OLD = b"the previous file, which must survive\n"
 RNG = random.Random(19)
 PROOF_CHUNKS = 60  # public.json (~2 chunks of 16 bytes) then proof.json (~50)
 KEY_CHUNKS = KEY_PATH.stat().st_size // 16 + 40  # the zkey, then the verification key
-N_PUBLIC = read_zkey_sizes(KEY_PATH)[1]
+N_PUBLIC = read_shape(KEY_PATH).n_public
 
 
 def _driver(mode: str, first: Path, second: Path, *extra: str) -> subprocess.Popen:

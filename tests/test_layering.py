@@ -27,7 +27,7 @@ ALLOWED = {
     "timeline": set(),
 }
 LAYERS = set(ALLOWED)
-BASE = {"__init__", "_compat", "backend", "events", "fileio"}  # top-level modules below every layer
+BASE = {"__init__", "_compat", "backend", "events", "fileio", "kernel_cache"}  # top-level modules below every layer
 NEEDS_CUDA = (LAYERS - {"timeline"}) | {"backend"}  # what timeline must not import
 CUDA_MODULE = "numba.cuda"
 

@@ -30,6 +30,7 @@ from numba_cuzk.field.mont import fr_ops
 from numba_cuzk.field.params import FR
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
+from numba_cuzk.groth16.memory import KeyShape
 
 ONE_WIRE = 0
 HASH_ROUNDS = 4  # full rounds of merkle_path's hash
@@ -442,6 +443,22 @@ def build(name: str, log_constraints: int, seed: int = 0) -> tuple[R1CS, np.ndar
     of 2^log_constraints: at most 2^k - n_public - 1 (the prover adds n_public + 1 rows).
     mimc grows by rounds (3 constraints), merkle by levels of width MERKLE_WIDTH (38),
     bit_heavy by rounds over BIT_HEAVY_WORDS words (1568)."""
+    family, steps = _family_steps(name, log_constraints)
+    return family.make(steps, seed)
+
+
+def key_shape(name: str, log_constraints: int) -> KeyShape:
+    """The proving key's shape (memory.KeyShape) of ``build(name, log_constraints)``
+    without building it: wires and coefficients grow linearly in a family's steps, so
+    builds of 1 and 2 steps give them (tests check it against real builds)."""
+    family, steps = _family_steps(name, log_constraints)
+    one, two = (family.make(k, 0)[0] for k in (1, 2))
+    grow = lambda f: f(one) + (steps - 1) * (f(two) - f(one))  # noqa: E731
+    return KeyShape(n_vars=grow(lambda r: r.n_wires), n_public=one.n_public, domain_size=1 << log_constraints,
+                    coefficients=grow(lambda r: r.a.nnz + r.b.nnz) + one.n_public + 1)  # + A's public rows
+
+
+def _family_steps(name: str, log_constraints: int) -> tuple[_Family, int]:
     if name not in _FAMILIES:
         raise ValueError(f"unknown circuit {name!r}; one of {', '.join(CIRCUITS)}")
     family = _FAMILIES[name]
@@ -449,4 +466,4 @@ def build(name: str, log_constraints: int, seed: int = 0) -> tuple[R1CS, np.ndar
     if steps < 1:
         raise ValueError(f"2^{log_constraints} is too small for circuit {name!r}: it needs "
                          f"{family.constraints(1) + family.n_public + 1} constraints and public rows")
-    return family.make(steps, seed)
+    return family, steps

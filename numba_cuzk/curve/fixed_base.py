@@ -24,15 +24,13 @@ The body has ONE call site of the mixed addition: each site inlines the whole fo
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
-from numba import cuda, int64, njit, prange
+from numba import cuda, int64, prange
 from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending
 
 from numba_cuzk.curve.kernels import _launch, to_affine
-from numba_cuzk.curve.params import CurveParams
+from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.points import point_ops
 from numba_cuzk.curve.reference import Curve
 from numba_cuzk.field import codec
@@ -40,6 +38,7 @@ from numba_cuzk.field.mont import device, fr_ops
 from numba_cuzk.field.params import FQ, FR
 from numba_cuzk.field.scalars import bits, load_scalar
 from numba_cuzk.field.target import is_device_array, local_u32
+from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel, specialize
 
 WINDOW = 8  # bits per digit: 32 additions per point, an 8192-entry table
 MAX_WINDOW = 16  # 2^20 table entries: 100 MB (G1) / 200 MB (G2), minutes of host build
@@ -149,10 +148,21 @@ cpu_extending.overload(_table_entry)(lambda buf, table, col: lambda buf, table, 
 cuda_extending.overload(_table_entry, inline="always")(lambda buf, table, col: lambda buf, table, col: table[:, col])
 
 
-@lru_cache(maxsize=None)
-def _mul_pair(curve: CurveParams):
-    """(CUDA kernel, parallel CPU function) ``(n, xyzz, scalars, table, montgomery, window)``:
-    xyzz[:, i] (4L, n) <- scalars[:, i] * P in XYZZ, for i < n."""
+def _multiply_each_gpu(n, xyzz, scalars, table, montgomery, window):
+    i = cuda.grid(1)
+    if i < n:
+        body(i, xyzz, scalars, table, montgomery, window)
+
+
+def _multiply_each_cpu(n, xyzz, scalars, table, montgomery, window):
+    for i in prange(n):
+        body(i, xyzz, scalars, table, montgomery, window)
+
+
+def _mul_pair(curve: CurveParams) -> tuple:
+    """(CUDA kernel fixed_base_mul_gN, parallel CPU kernel fixed_base_mul_gN_cpu), each
+    ``(n, xyzz, scalars, table, montgomery, window)``: xyzz[:, i] (4L, n) <- scalars[:, i]
+    * P in XYZZ, for i < n. The templates' ``body`` is bound by kernel_cache.specialize."""
     P = point_ops(curve)
     A, X = 2 * P.limbs, 4 * P.limbs
     set_identity, add_mixed, store = P.xyzz_set_identity, P.xyzz_add_mixed, P.store
@@ -171,18 +181,12 @@ def _mul_pair(curve: CurveParams):
                 add_mixed(acc, acc, _table_entry(entry, table, w * size + d))
         store(xyzz, i, acc, 4)
 
-    @cuda.jit
-    def gpu(n, xyzz, scalars, table, montgomery, window):
-        i = cuda.grid(1)
-        if i < n:
-            body(i, xyzz, scalars, table, montgomery, window)
+    name = f"fixed_base_mul_{curve.name.lower()}"
+    return (gpu_kernel(specialize(_multiply_each_gpu, name, body=body)),
+            cpu_kernel(specialize(_multiply_each_cpu, f"{name}_cpu", body=body), parallel=True))
 
-    @njit(parallel=True)
-    def cpu(n, xyzz, scalars, table, montgomery, window):
-        for i in prange(n):
-            body(i, xyzz, scalars, table, montgomery, window)
 
-    return gpu, cpu
+MULTIPLY = {curve.name: _mul_pair(curve) for curve in (G1, G2)}
 
 
 def _check(out, scalars, table, curve: CurveParams) -> tuple[int, int]:
@@ -213,7 +217,7 @@ def fixed_base_mul(out, scalars, table, curve: CurveParams, *, montgomery: bool 
     a (4L, n) uint32 XYZZ scratch array, twice ``out`` (G2 at n = 2^22: 1.6 GB).
     """
     n, window = _check(out, scalars, table, curve)
-    gpu, cpu = _mul_pair(curve)
+    gpu, cpu = MULTIPLY[curve.name]
     shape = (4 * curve.limbs, n)
     if is_device_array(out):
         xyzz = cuda.device_array(shape, dtype=np.uint32, stream=stream or 0)

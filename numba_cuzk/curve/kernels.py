@@ -10,19 +10,18 @@ and return without synchronizing.
   the trick plus the 3-4 of the conversion (identity -> (0, 0)).
 - ``decode(status, points, flags, curve)``: decompress/convert/check in place (checks.py);
   encoding.py wraps it with the byte parsing.
+- ``check(status, points, curve)``: a key's points (Montgomery, as stored) checked.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
-from numba import cuda, njit, prange
 
 from numba_cuzk.curve.checks import curve_checks
-from numba_cuzk.curve.params import CurveParams
+from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.points import field_ops, point_ops
 from numba_cuzk.curve.target import field_call
+from numba_cuzk.field.kernels import index_kernels
 from numba_cuzk.field.mont import device
 from numba_cuzk.field.target import is_device_array, local_u32
 
@@ -36,25 +35,7 @@ def _launch(kernel, n: int, stream, *args) -> None:
         kernel[blocks, THREADS_PER_BLOCK, stream or 0](n, *args)
 
 
-def _pair(body):
-    """(CUDA kernel, parallel CPU function) running ``body(i, a, b, c)`` for i < n."""
-
-    @cuda.jit
-    def gpu(n, a, b, c):
-        i = cuda.grid(1)
-        if i < n:
-            body(i, a, b, c)
-
-    @njit(parallel=True)
-    def cpu(n, a, b, c):
-        for i in prange(n):
-            body(i, a, b, c)
-
-    return gpu, cpu
-
-
-@lru_cache(maxsize=None)
-def _to_affine_pair(curve: CurveParams, form: str):
+def _to_affine_pair(curve: CurveParams, form: str) -> tuple:
     P = point_ops(curve)
     F = field_ops(curve)
     L = P.limbs
@@ -117,11 +98,10 @@ def _to_affine_pair(curve: CurveParams, form: str):
             mul(u, u, d)
             store_f(ys, i, u)
 
-    return _pair(body)
+    return index_kernels(f"{form}_to_affine_{curve.name.lower()}", body, 3, symbols=True)
 
 
-@lru_cache(maxsize=None)
-def _decode_pair(curve: CurveParams):
+def _decode_pair(curve: CurveParams) -> tuple:
     P = point_ops(curve)
     L2 = 2 * P.limbs
     decode_point = curve_checks(curve).decode
@@ -134,7 +114,28 @@ def _decode_pair(curve: CurveParams):
         status[i] = decode_point(p, flags[i])
         store(points, i, p, 2)
 
-    return _pair(body)
+    return index_kernels(f"decode_{curve.name.lower()}", body, 3, symbols=True)
+
+
+def _check_pair(curve: CurveParams) -> tuple:
+    P = point_ops(curve)
+    L2 = 2 * P.limbs
+    check_point = curve_checks(curve).check_stored
+    load = P.load
+
+    @device
+    def body(i, status, points):
+        p = local_u32(L2)
+        load(p, points, i, 2)
+        status[i] = check_point(p)
+
+    return index_kernels(f"check_{curve.name.lower()}", body, 2, symbols=True)
+
+
+# The kernels: jacobian_to_affine_g1, xyzz_to_affine_g2, decode_g1, check_g2, ... and their _cpu twins.
+TO_AFFINE = {(curve.name, form): _to_affine_pair(curve, form) for curve in (G1, G2) for form in ("jacobian", "xyzz")}
+DECODE = {curve.name: _decode_pair(curve) for curve in (G1, G2)}
+CHECK = {curve.name: _check_pair(curve) for curve in (G1, G2)}
 
 
 def _check_points(arr, curve: CurveParams, coords: int, name: str) -> int:
@@ -157,7 +158,7 @@ def to_affine(out, points, curve: CurveParams, form: str = "xyzz", stream=None):
         raise ValueError(f"out has {out.shape[1]} points, points has {n}")
     if is_device_array(out) != is_device_array(points):
         raise ValueError("to_affine: mix of device and host arrays")
-    gpu, cpu = _to_affine_pair(curve, form)
+    gpu, cpu = TO_AFFINE[curve.name, form]
     chunks = (n + AFFINE_CHUNK - 1) // AFFINE_CHUNK
     if is_device_array(out):
         _launch(gpu, chunks, stream, out, points, points)
@@ -166,12 +167,24 @@ def to_affine(out, points, curve: CurveParams, form: str = "xyzz", stream=None):
     return out
 
 
+def check(status, points, curve: CurveParams, stream=None):
+    """status[i] (n,) <- checks.OK / NOT_ON_CURVE / NOT_IN_SUBGROUP for the (2L, n) points
+    of a key as stored (Montgomery affine, (0, 0) the identity), which stay unchanged."""
+    n = _check_points(points, curve, 2, "points")
+    gpu, cpu = CHECK[curve.name]
+    if is_device_array(points):
+        _launch(gpu, n, stream, status, points)
+    elif n:
+        cpu(n, status, points)
+    return status
+
+
 def decode(status, points, flags, curve: CurveParams, stream=None):
     """In place: (2L, n) canonical coordinates -> Montgomery affine points, decompressing
     and checking per ``flags`` (checks.py: INFINITY, SIGN, COMPRESSED, CHECK); status[i]
     gets checks.OK / NOT_ON_CURVE / NOT_IN_SUBGROUP."""
     n = _check_points(points, curve, 2, "points")
-    gpu, cpu = _decode_pair(curve)
+    gpu, cpu = DECODE[curve.name]
     if is_device_array(points):
         _launch(gpu, n, stream, status, points, flags)
     elif n:

@@ -7,10 +7,11 @@ and LLVM inlines single-use callees back, so one G1 point formula took 10 s, a t
 dispatcher over all formulas 110 s (G2: 280 s) and the G1 decode kernel 165 s.
 
 - ``field_call(fn, arity, limbs)``: a field operation (out, a[, b]) that CUDA inlines and
-  the CPU calls through a ``cfunc`` pointer: each operation is compiled once, stays out
-  of its callers' modules and cannot be inlined back. A call costs a few ns next to a
-  ~100 ns product. Arrays must be C-contiguous (local arrays and their slices are);
-  others fall back to an ordinary out-of-line call.
+  the CPU calls as an external symbol bound to a ``cfunc``: each operation is compiled
+  once (per machine: the cfunc is in the kernel cache), stays out of its callers'
+  modules and cannot be inlined back. A call costs a few ns next to a ~100 ns product.
+  Arrays must be C-contiguous (local arrays and their slices are); others fall back to
+  an ordinary out-of-line call.
 - ``split(fn)``: a point formula, inlined on CUDA and an ordinary out-of-line ``njit``
   function on the CPU.
 """
@@ -18,13 +19,18 @@ dispatcher over all formulas 110 s (G2: 280 s) and the G1 decode kernel 165 s.
 from __future__ import annotations
 
 import inspect
+import re
+import threading
+from functools import lru_cache
 from typing import Callable
 
+from llvmlite import binding as llvm
 from numba import carray, cfunc, njit, types
 from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending
 
 from numba_cuzk.field.mont import device
+from numba_cuzk.kernel_cache import add_cpu_preload, specialize
 
 _U32_PTR = types.CPointer(types.uint32)
 # CUDA overload implementations are separate functions that NVVM may leave as calls (the
@@ -74,23 +80,57 @@ def split(fn: Callable) -> Callable:
     return stub
 
 
+def _symbol(fn: Callable, limbs: int) -> str:
+    py_func = getattr(fn, "py_func", fn)  # a dispatcher, or a stub with overloads
+    return re.sub(r"\W", "_", f"{py_func.__module__}.{py_func.__qualname__}.{limbs}")
+
+
+def _body2(o, a):  # cfunc templates: op and shape are bound by kernel_cache.specialize
+    op(carray(o, shape), carray(a, shape))
+
+
+def _body3(o, a, b):
+    op(carray(o, shape), carray(a, shape), carray(b, shape))
+
+
+_BOUND: dict[str, object] = {}  # symbol -> its cfunc, once bound in this process
+_DEFINED: dict[str, Callable] = {}  # symbol -> how to build its cfunc
+_BIND_LOCK = threading.Lock()
+
+
+def _bind(symbol: str) -> None:
+    """Compile (or load from the kernel cache) the symbol's cfunc and make the name
+    resolve to it in the process's JIT."""
+    with _BIND_LOCK:
+        if symbol not in _BOUND:
+            compiled = _DEFINED[symbol]()
+            llvm.add_symbol(symbol, compiled.address)
+            _BOUND[symbol] = compiled
+
+
+def _bind_all() -> None:
+    for symbol in list(_DEFINED):
+        _bind(symbol)
+
+
+add_cpu_preload(_bind_all)
+
+
+@lru_cache(maxsize=None)
 def field_call(fn: Callable, arity: int, limbs: int) -> Callable:
     """A ``device`` field function fn(out, a[, b]) on ``limbs``-limb arrays -> inlined on
-    CUDA, a cfunc call on the CPU (the cfunc is compiled when CPU code first uses it)."""
-    shape = (limbs,)
+    CUDA; on the CPU a call of the external symbol _symbol(fn, limbs), a cfunc compiled
+    once per machine. A symbol, not the cfunc's address, is what CPU code embeds, so the
+    callers can be cached too (an address changes every process); the symbol is bound
+    when a caller is typed and, for cached callers, before a CpuKernel runs."""
+    if arity not in (2, 3):
+        raise ValueError(f"field_call: arity {arity} not supported")
+    symbol = _symbol(fn, limbs)
+    body = specialize(_body2 if arity == 2 else _body3, symbol, op=fn, shape=(limbs,))
+    signature = types.void(*([_U32_PTR] * arity))
+    _DEFINED[symbol] = lambda: cfunc(signature, cache=True)(body)
+    external = types.ExternalFunction(symbol, signature)
     fallback = njit(_forwarder(fn, arity))
-    compiled = []  # the cfunc, built lazily: GPU-only processes never compile it
-
-    def cfunc_once():
-        if not compiled:
-            if arity == 2:
-                def body(o, a):
-                    fn(carray(o, shape), carray(a, shape))
-            else:
-                def body(o, a, b):
-                    fn(carray(o, shape), carray(a, shape), carray(b, shape))
-            compiled.append(cfunc(types.void(*([_U32_PTR] * arity)))(body))
-        return compiled[0]
 
     if arity == 2:
         def stub(out, a):
@@ -98,23 +138,21 @@ def field_call(fn: Callable, arity: int, limbs: int) -> Callable:
 
         def cpu_impl(out, a):
             if _contiguous_u32(out, a):
-                c = cfunc_once()
-                return lambda out, a: c(_data_pointer(out), _data_pointer(a))
+                _bind(symbol)
+                return lambda out, a: external(_data_pointer(out), _data_pointer(a))
             return lambda out, a: fallback(out, a)
 
         cuda_extending.overload(stub, jit_options=_INLINE)(lambda out, a: lambda out, a: fn(out, a))
-    elif arity == 3:
+    else:
         def stub(out, a, b):
             fallback(out, a, b)
 
         def cpu_impl(out, a, b):
             if _contiguous_u32(out, a, b):
-                c = cfunc_once()
-                return lambda out, a, b: c(_data_pointer(out), _data_pointer(a), _data_pointer(b))
+                _bind(symbol)
+                return lambda out, a, b: external(_data_pointer(out), _data_pointer(a), _data_pointer(b))
             return lambda out, a, b: fallback(out, a, b)
 
         cuda_extending.overload(stub, jit_options=_INLINE)(lambda out, a, b: lambda out, a, b: fn(out, a, b))
-    else:
-        raise ValueError(f"field_call: arity {arity} not supported")
     cpu_extending.overload(stub)(cpu_impl)
     return stub

@@ -29,7 +29,7 @@ from numba_cuzk.engine.workload import circuit_key, circuit_partitions
 from numba_cuzk.fileio import InputError, check_folder, check_readable, check_writable, naming
 from numba_cuzk.groth16 import pairing
 from numba_cuzk.groth16.formats import read_proof_json, read_public_json, read_wtns, read_wtns_size, read_zkey, \
-    read_zkey_sizes
+    read_shape
 from numba_cuzk.groth16.keys import ProvingKey
 
 
@@ -78,7 +78,7 @@ def witness_jobs(zkey: str, witness_dir: str, trusted: bool = False) -> Plan:
     if not paths:
         raise InputError(f"{folder}: no .wtns files in this folder")
     with naming(zkey):
-        n_vars = read_zkey_sizes(zkey)[0]
+        n_vars = read_shape(zkey).n_vars
     plans, rejected, sources, names = [], {}, {}, set()
     for path in paths:
         name = _job_name(path.stem, names)

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 SYNTHESIS_KINDS = ("process", "thread")
+ASSEMBLY_KINDS = ("thread", "process")
+TRACE_KINDS = ("kernels",)
 WITNESS_BYTES_PER_WIRE = 32  # one (8, n_vars) uint32 Fr column per wire
 
 
@@ -36,8 +38,8 @@ class EngineConfig:
         the GIL, are cheap (a file read), or cannot be pickled (lambdas).
     gpu_workers_per_device: GPU workers sharing one device's lock (cuzk's gw). The lock
         covers launching a partition's device work, so with 2 (the default) one worker
-        queues the next partition while the device runs the other's, and assembles its
-        proof while the device goes on: on the H200, bit_heavy 2^20 x 10 partitions,
+        queues the next partition while the device runs the other's (proofs are assembled
+        off the workers' path, see ``assembly``): on the H200, bit_heavy 2^20 x 10 partitions,
         0.579 s per proof and device busy 97.4% against 0.676 s and 80.4% with 1
         (bench/results/engine-2026-11-30.json, 01f5833).
     max_in_flight: partitions admitted at once (synthesizing, queued, or on a device);
@@ -50,6 +52,13 @@ class EngineConfig:
         least recently used keys are evicted past it. None: no limit.
     timeline_path: where to write the JSONL timeline (numba_cuzk.events); None: none.
     nvml_period_ms: NVML sampling period of the timeline's ``nvml`` events.
+    assembly: where proofs are assembled and checked once their device work is collected,
+        off the GPU workers' path (numba_cuzk.engine.assembly): "thread" (default) or
+        "process" (spawned, off this process's GIL).
+    trace: "kernels" records every kernel and copy the GPUs run (CUPTI; ``cupti_kernel``
+        and ``cupti_memcpy`` events, numba_cuzk.engine.kernel_trace) in the timeline;
+        without cupti-python, or on the CPU backend, the engine says so once and runs
+        untraced. None: no trace.
     """
 
     devices: tuple[int, ...] | None = None
@@ -62,12 +71,18 @@ class EngineConfig:
     device_memory_budget_bytes: int | None = None
     timeline_path: str | os.PathLike | None = None
     nvml_period_ms: float = 100.0
+    assembly: str = "thread"
+    trace: str | None = None
 
     def __post_init__(self) -> None:
         if self.devices is not None:
             object.__setattr__(self, "devices", tuple(int(d) for d in self.devices))
         if self.synthesis not in SYNTHESIS_KINDS:
             raise ValueError(f"synthesis must be one of {', '.join(SYNTHESIS_KINDS)}, not {self.synthesis!r}")
+        if self.assembly not in ASSEMBLY_KINDS:
+            raise ValueError(f"assembly must be one of {', '.join(ASSEMBLY_KINDS)}, not {self.assembly!r}")
+        if self.trace is not None and self.trace not in TRACE_KINDS:
+            raise ValueError(f"trace must be one of {', '.join(TRACE_KINDS)} or None, not {self.trace!r}")
         positive = {"synthesis_workers": self.synthesis_workers, "gpu_workers_per_device": self.gpu_workers_per_device,
                     "max_in_flight": self.max_in_flight, "host_memory_budget_bytes": self.host_memory_budget_bytes,
                     "device_memory_budget_bytes": self.device_memory_budget_bytes,

@@ -9,7 +9,8 @@ and hands them to the synthesis pool; a finished synthesis is checked (shape, ca
 wire 0) and counted (ops.py) where it lands, then queued; each device's stager takes
 partitions from the one shared queue as its proof slots free up, so jobs spread over
 the devices, and uploads them for its GPU workers (``gpu_workers_per_device``;
-numba_cuzk.engine.gpu); an NVML sampler. Every step is a timeline event
+numba_cuzk.engine.gpu); an NVML sampler; with ``trace="kernels"``, CUPTI's record of every
+kernel and copy (numba_cuzk.engine.kernel_trace). Every step is a timeline event
 (numba_cuzk.events).
 
 Faults: a synthesizer that raises, a witness that is refused, or an error on the device
@@ -30,10 +31,12 @@ import queue
 import threading
 from concurrent.futures import Future
 
+from numba_cuzk.engine.assembly import Assembled, Assembler
 from numba_cuzk.engine.budget import HostBudget
 from numba_cuzk.engine.config import EngineConfig
-from numba_cuzk.engine.gpu import Device, gpu_worker, open_devices, stager
+from numba_cuzk.engine.gpu import Device, Staged, gpu_worker, open_devices, stager
 from numba_cuzk.engine.job import Job, JobState, Partition, PartitionResult
+from numba_cuzk.engine.kernel_trace import KernelTrace
 from numba_cuzk.engine.nvml import NvmlSampler
 from numba_cuzk.engine.ops import proof_ops
 from numba_cuzk.engine.record import Recorder, now_ns
@@ -53,6 +56,7 @@ class Engine:
         self.budget = HostBudget(config.host_budget(), config.in_flight(workers))
         self.recorder = Recorder(self._writer())
         self.pool = SynthesisPool(config.synthesis, config.synthesis_workers, config.synthesis_warmup)
+        self.assembler = Assembler(config.assembly, len(self.devices))  # ~7.5 ms per partition of ~43 on a GPU
         self._admit: queue.Queue = queue.Queue()  # partitions waiting for admission, None: stop
         self._work: queue.Queue = queue.Queue()  # synthesized partitions; bounded by the budget
         self._jobs: list[JobState] = []
@@ -65,6 +69,8 @@ class Engine:
                                            name=f"stage{d.id}") for d in self.devices]
         self._threads += [threading.Thread(target=gpu_worker, args=(d, w, self), daemon=True, name=f"gpu{d.id}.{w}")
                           for d in self.devices for w in range(config.gpu_workers_per_device)]
+        self.trace = None if config.trace is None else KernelTrace.start(
+            self.recorder, [d.id for d in self.devices if d.gpu])
         for thread in self._threads:
             thread.start()
         self.nvml = NvmlSampler(self.recorder, [(d.id, d.uuid) for d in self.devices if d.gpu], config.nvml_period_ms)
@@ -122,7 +128,10 @@ class Engine:
         for thread in self._threads:
             thread.join()
         self.pool.shutdown()
+        self.assembler.shutdown()
         self.nvml.stop()
+        if self.trace is not None:
+            self.trace.stop()
         self.recorder.close()
 
     def __enter__(self) -> Engine:
@@ -180,9 +189,25 @@ class Engine:
             part.admitted = False
             self.budget.release(part.nbytes)
 
-    def proved(self, part: Partition, result: PartitionResult) -> None:
+    def assemble(self, staged: Staged, device: int, points: dict, kernel_ms: float) -> None:
+        """A GPU worker's collected partition: its proof assembled, checked and written in
+        the assembly pool (numba_cuzk.engine.assembly); returns at once."""
+        future = self.assembler.submit(staged.resident.prover.epilogue_key, points, staged.public)
+        future.add_done_callback(lambda f: self._assembled(staged, device, kernel_ms, f))
+
+    def _assembled(self, staged: Staged, device: int, kernel_ms: float, future: Future) -> None:
+        part = staged.part
+        try:
+            out: Assembled = future.result()
+            self.recorder.interval("epilogue", out.start_ns, out.end_ns, **part.ids, device=device, in_lock=False)
+            part.job.write(part.index, out.proof, staged.public)
+        except Exception as exc:
+            self.failed(part, "epilogue", exc)
+            return
+        end = now_ns()
         self.recorder.instant("done", **part.ids)
-        part.job.proved(result, now_ns())
+        part.job.proved(PartitionResult(part.index, out.proof, staged.public, device, part.synthesis_ms, kernel_ms,
+                                        (out.end_ns - out.start_ns) / 1e6, (end - part.synthesis_start_ns) / 1e6), end)
 
     def failed(self, part: Partition, stage: str, error: BaseException) -> None:
         self.release(part)

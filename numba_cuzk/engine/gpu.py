@@ -14,14 +14,15 @@ back to the budget there. Its GPU workers (``gpu_workers_per_device``) share the
 
     stager:  [alloc (first use of a key, under the lock)] staging -> device.staged
     worker:  picked_up -> lock_wait -> lock_held [launches] -> sync (the device done)
-             -> epilogue -> done;  gpu_bracket: first launch .. the device seen done
+             -> the next partition;  gpu_bracket: first launch .. the device seen done
+    assembly (numba_cuzk.engine.assembly): epilogue -> done
 
 The lock covers launching a partition's device work (kernel phases after the slot's
 upload, then the download), not waiting for it: with two workers, one queues partition
 i+1 on the stream while the device still runs partition i, so the device goes from one
 to the next without waiting for the host (the stream keeps them in order; each
 downloads into its own slot). The epilogue (proof assembly, pairing check, writing) runs
-outside the lock. Device intervals come from PhaseTimers' CUDA events, mapped onto the
+outside the lock and off the worker's path, in the engine's assembly pool. Device intervals come from PhaseTimers' CUDA events, mapped onto the
 host clock by an anchor event on the idle clock stream.
 """
 
@@ -38,26 +39,22 @@ from typing import Protocol
 from numba import cuda
 
 from numba_cuzk import backend
-from numba_cuzk.engine.job import Partition, PartitionResult
+from numba_cuzk.engine.job import Partition
 from numba_cuzk.engine.record import Recorder, host_ms_to_ns, now_ns
 from numba_cuzk.groth16.keys import ProvingKey
-from numba_cuzk.groth16.prove import ProofSlot, Prover
+from numba_cuzk.groth16.memory import KeyShape, plan_memory
+from numba_cuzk.groth16.prove import STREAM_PHASES, ProofSlot, Prover
 from numba_cuzk.groth16.timing import PhaseTimer
 
-INTERVAL_PHASES = {"download", "sync"}  # recorded as intervals of their own; the other phases are kernels
-G1_BYTES, G2_BYTES, FR_BYTES = 96, 192, 32  # affine points and field elements in the curve layout
-CSR_BYTES_PER_COEFFICIENT = 36  # 32 B value + 4 B column index
-WORK_VECTORS = 5  # a, b, c, d and the zero vector: n Fr each
+# recorded as intervals of their own (a streamed query's copies overlap the kernels); the other phases are kernels
+INTERVAL_PHASES = {"download", "sync", *STREAM_PHASES}
 
 
 def key_bytes(pk: ProvingKey, slots: int = 1) -> int:
-    """Device bytes of a Prover for ``pk`` with ``slots`` proof slots: the five queries,
-    A and B as CSR, the witnesses and work vectors. The NTT and MSM workspaces, cached per
-    shape and shared by every key of that shape, are not counted."""
-    n, m = pk.domain_size, pk.n_vars
-    queries = G1_BYTES * (2 * m + (m - pk.n_public - 1) + n) + G2_BYTES * m
-    csr = CSR_BYTES_PER_COEFFICIENT * int(pk.coefficients.matrix.size) + 2 * 8 * (n + 1)
-    return queries + csr + FR_BYTES * (slots * m + WORK_VECTORS * n)
+    """Device bytes of a Prover for ``pk`` with ``slots`` proof slots, every query
+    resident: its memory plan (groth16/memory.py: queries, CSR, MSM and NTT workspaces,
+    work vectors, witness slots, margin)."""
+    return plan_memory(KeyShape.of(pk), None, slots=slots).device_bytes
 
 
 @dataclass(eq=False)
@@ -168,7 +165,7 @@ class Pipeline(Protocol):
     recorder: Recorder
 
     def release(self, part: Partition) -> None: ...
-    def proved(self, part: Partition, result: PartitionResult) -> None: ...
+    def assemble(self, staged: Staged, device: int, points: dict, kernel_ms: float) -> None: ...
     def failed(self, part: Partition, stage: str, error: BaseException) -> None: ...
     def skip(self, part: Partition) -> None: ...
 
@@ -221,13 +218,12 @@ def gpu_worker(device: Device, worker: int, pipeline: Pipeline) -> None:
                 staged.resident.free.put(staged.slot)
                 pipeline.skip(part)
                 continue
-            stage = "gpu"
             try:
                 points, kernel_ms = _device_work(device, worker, staged, pipeline.recorder)
-                stage = "epilogue"
-                pipeline.proved(part, _epilogue(device, staged, points, kernel_ms, pipeline.recorder))
             except Exception as exc:  # the partition's job fails; the worker serves the next one
-                pipeline.failed(part, stage, exc)
+                pipeline.failed(part, "gpu", exc)
+                continue
+            pipeline.assemble(staged, device.id, points, kernel_ms)  # off this worker's path: returns at once
 
 
 def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> tuple[dict, float]:
@@ -272,15 +268,3 @@ def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> 
             kernel_ms += end_ms - start_ms
             rec.kernel(phase, start_ns, end_ns, **ids, device=device.id, **part.ops.get(phase, {}))
     return points, kernel_ms
-
-
-def _epilogue(device: Device, staged: Staged, points: dict, kernel_ms: float, rec: Recorder) -> PartitionResult:
-    """Outside the lock: assemble and check the proof, write it if the job asks."""
-    part = staged.part
-    start = now_ns()
-    proof = staged.resident.prover.assemble(points, staged.public, check=True)
-    part.job.write(part.index, proof, staged.public)
-    end = now_ns()
-    rec.interval("epilogue", start, end, **part.ids, device=device.id, in_lock=False)
-    return PartitionResult(part.index, proof, staged.public, device.id, part.synthesis_ms, kernel_ms,
-                           (end - start) / 1e6, (end - part.synthesis_start_ns) / 1e6)

@@ -40,7 +40,7 @@ class Job:
     engine). ``out_dir``: each proof is written there as it completes,
     partition-III.proof.json and partition-III.public.json (snarkjs's formats), through a
     temporary file and a rename, so a file that exists is whole. ``on_proved`` is called
-    with each PartitionResult as it completes, on a GPU worker thread (progress bars); it
+    with each PartitionResult as it completes, on an assembly thread (progress bars); it
     must not raise. ``indices``: the partitions' indices in results and file names
     (default 0..P-1; a rerun that resumes a job gives the ones still to prove)."""
 

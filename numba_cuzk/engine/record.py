@@ -43,6 +43,10 @@ class Recorder:
         if self._writer:
             self._writer.kernel(phase, self._writer.ms(start_ns), self._writer.ms(end_ns), **fields)
 
+    def device(self, event: str, start_ns: int, end_ns: int, **fields: Any) -> None:
+        if self._writer:
+            self._writer.device(event, self._writer.ms(start_ns), self._writer.ms(end_ns), **fields)
+
     def close(self) -> None:
         if self._writer:
             self._writer.close()

@@ -15,13 +15,12 @@ from __future__ import annotations
 from typing import Iterable
 
 import numpy as np
-from functools import lru_cache
-
-from numba import njit, prange
+from numba import prange
 
 from numba_cuzk.field.mont import montgomery
-from numba_cuzk.field.params import FieldParams
+from numba_cuzk.field.params import FQ, FR, FieldParams
 from numba_cuzk.field.target import local_u32
+from numba_cuzk.kernel_cache import cpu_kernel, specialize
 
 _BYTEORDERS = ("little", "big")
 
@@ -105,19 +104,28 @@ def to_bytes(limbs: np.ndarray, params: FieldParams, byteorder: str = "little") 
     return np.ascontiguousarray(rows).tobytes()
 
 
+# Below this many elements a conversion runs on Python ints (~1.5 us each, ~0.1 s at the
+# threshold): a process's first CPU kernel call costs ~0.45 s even from the kernel cache
+# (Numba's CPU target loads its registries), and a GPU prover needs no other.
+KERNEL_MIN = 1 << 16
+
+
 def to_montgomery(limbs: np.ndarray, params: FieldParams) -> np.ndarray:
     """Canonical (limbs, n) -> Montgomery form (x * R mod p), on all CPU cores."""
-    _check_layout(limbs, params)
-    out = np.empty_like(limbs)
-    _cpu_converters(params)[0](out, np.ascontiguousarray(limbs))
-    return out
+    return _convert(limbs, params, 0, params.r)
 
 
 def from_montgomery(limbs: np.ndarray, params: FieldParams) -> np.ndarray:
     """Montgomery (limbs, n) -> canonical form (x / R mod p), on all CPU cores."""
+    return _convert(limbs, params, 1, pow(params.r, -1, params.modulus))
+
+
+def _convert(limbs: np.ndarray, params: FieldParams, kernel: int, factor: int) -> np.ndarray:
     _check_layout(limbs, params)
+    if limbs.shape[1] < KERNEL_MIN:
+        return to_limbs([x * factor % params.modulus for x in from_limbs(limbs, params)], params)
     out = np.empty_like(limbs)
-    _cpu_converters(params)[1](out, np.ascontiguousarray(limbs))
+    _CONVERTERS[params.name][kernel](out, np.ascontiguousarray(limbs))
     return out
 
 
@@ -134,25 +142,24 @@ def _check_layout(limbs: np.ndarray, params: FieldParams) -> None:
         )
 
 
-@lru_cache(maxsize=None)
-def _cpu_converters(params: FieldParams):
+def _convert_each(out, x):
+    """CPU template: out[:, i] = convert(x[:, i]) on all cores (n_limbs, load, convert and
+    store are bound by kernel_cache.specialize)."""
+    for i in prange(x.shape[1]):
+        a = local_u32(n_limbs)
+        load(a, x, i)
+        convert(a, a)
+        store(out, i, a)
+
+
+def _converters(params: FieldParams) -> tuple:
+    """(to Montgomery, from Montgomery) CPU kernels of ``params``: to_mont_fr_cpu, ..."""
     ops = montgomery(params)
-    n_limbs, load, store, to_mont, from_mont = ops.limbs, ops.load, ops.store, ops.to_mont, ops.from_mont
+    suffix = params.name.lower()
+    return tuple(
+        cpu_kernel(specialize(_convert_each, f"{direction}_mont_{suffix}_cpu", n_limbs=ops.limbs, load=ops.load,
+                              convert=convert, store=ops.store), symbols=False, parallel=True)
+        for direction, convert in (("to", ops.to_mont), ("from", ops.from_mont)))
 
-    @njit(parallel=True)
-    def convert_to(out, x):
-        for i in prange(x.shape[1]):
-            a = local_u32(n_limbs)
-            load(a, x, i)
-            to_mont(a, a)
-            store(out, i, a)
 
-    @njit(parallel=True)
-    def convert_from(out, x):
-        for i in prange(x.shape[1]):
-            a = local_u32(n_limbs)
-            load(a, x, i)
-            from_mont(a, a)
-            store(out, i, a)
-
-    return convert_to, convert_from
+_CONVERTERS = {params.name: _converters(params) for params in (FR, FQ)}

@@ -3,7 +3,8 @@
 All arrays use codec.py's layout, (limbs, n) uint32, Montgomery form. Each operation is
 one per-element body (an ``@njit`` function of the index) run by a CUDA kernel (one
 thread per element) when the arrays are device arrays, or by a parallel CPU loop when
-they are numpy arrays: one source, both backends.
+they are numpy arrays: one source, both backends (``index_kernels``, which curve/ uses
+too). The kernels are named by operation and field: ``mul_sub_fr``, ``mul_sub_fr_cpu``.
 
 - ``mul_sub(out, a, b, c)``: out = a*b - c (the prover's A*B - C on the coset)
 - ``scale(out, a, k)``: out = a * k for one constant k (limbs,)
@@ -17,15 +18,14 @@ Device-side wrappers launch on ``stream`` (default: the default stream) and retu
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
-from numba import cuda, njit, prange
+from numba import cuda, prange
 
 from numba_cuzk.field.codec import from_limbs, to_limbs
 from numba_cuzk.field.mont import device, montgomery
-from numba_cuzk.field.params import FR, FieldParams
+from numba_cuzk.field.params import FQ, FR, FieldParams
 from numba_cuzk.field.target import is_device_array, local_u32
+from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel, specialize
 
 THREADS_PER_BLOCK = 256
 INVERSE_CHUNK = 64  # elements per thread in batch_inverse: one Fermat inversion per 64
@@ -37,24 +37,52 @@ def _launch(kernel, n: int, stream, *args) -> None:
         kernel[blocks, THREADS_PER_BLOCK, stream or 0](*args)
 
 
-def _pair(body):
-    """(CUDA kernel, parallel CPU function) running ``body(i, *arrays)`` for i < n."""
-
-    @cuda.jit
-    def gpu(n, out, a, b, c):
-        i = cuda.grid(1)
-        if i < n:
-            body(i, out, a, b, c)
-
-    @njit(parallel=True)
-    def cpu(n, out, a, b, c):
-        for i in prange(n):
-            body(i, out, a, b, c)
-
-    return gpu, cpu
+def _gpu_each2(n, a, b):
+    i = cuda.grid(1)
+    if i < n:
+        body(i, a, b)
 
 
-@lru_cache(maxsize=None)
+def _gpu_each3(n, a, b, c):
+    i = cuda.grid(1)
+    if i < n:
+        body(i, a, b, c)
+
+
+def _gpu_each4(n, a, b, c, d):
+    i = cuda.grid(1)
+    if i < n:
+        body(i, a, b, c, d)
+
+
+def _cpu_each2(n, a, b):
+    for i in prange(n):
+        body(i, a, b)
+
+
+def _cpu_each3(n, a, b, c):
+    for i in prange(n):
+        body(i, a, b, c)
+
+
+def _cpu_each4(n, a, b, c, d):
+    for i in prange(n):
+        body(i, a, b, c, d)
+
+
+_TEMPLATES = {2: (_gpu_each2, _cpu_each2), 3: (_gpu_each3, _cpu_each3), 4: (_gpu_each4, _cpu_each4)}
+
+
+def index_kernels(name: str, body, arrays: int, symbols: bool) -> tuple:
+    """(CUDA kernel ``name``, parallel CPU kernel ``name_cpu``), each ``(n, *arrays)``
+    running ``body(i, *arrays)`` for i < n (one thread each on the GPU). The templates'
+    free name ``body`` is bound by kernel_cache.specialize; ``symbols``: see
+    kernel_cache.cpu_kernel (True above field/)."""
+    gpu, cpu = _TEMPLATES[arrays]
+    return (gpu_kernel(specialize(gpu, name, body=body)),
+            cpu_kernel(specialize(cpu, f"{name}_cpu", body=body), symbols=symbols, parallel=True))
+
+
 def _bodies(params: FieldParams) -> dict:
     ops = montgomery(params)
     N, load, store = ops.limbs, ops.load, ops.store
@@ -106,10 +134,12 @@ def _bodies(params: FieldParams) -> dict:
         from_mont(x, x)
         store(out, i, x)
 
-    return {name: _pair(body) for name, body in (
+    suffix = params.name.lower()
+    return {name: index_kernels(f"{name}_{suffix}", body, 4, symbols=False) for name, body in (
         ("mul_sub", mul_sub), ("scale", scale), ("mul_powers", mul_powers),
         ("to_montgomery", convert_to), ("from_montgomery", convert_from),
-    )} | {"batch_inverse": _pair(_inverse_body(params))}
+        ("batch_inverse", _inverse_body(params)),
+    )}
 
 
 def _inverse_body(params: FieldParams):
@@ -146,6 +176,10 @@ def _inverse_body(params: FieldParams):
     return batch_inverse
 
 
+# The kernels, by field name and operation: mul_sub_fr, mul_sub_fr_cpu, ..., batch_inverse_fq.
+KERNELS = {params.name: _bodies(params) for params in (FR, FQ)}
+
+
 def _check(params: FieldParams, *arrays) -> int:
     shape = tuple(arrays[0].shape)
     n = shape[1] if len(shape) == 2 else -1
@@ -163,7 +197,7 @@ def _check(params: FieldParams, *arrays) -> int:
 
 
 def _run(name: str, params: FieldParams, n_threads: int, stream, out, a, b=None, c=None):
-    gpu, cpu = _bodies(params)[name]
+    gpu, cpu = KERNELS[params.name][name]
     b = a if b is None else b
     c = a if c is None else c
     if is_device_array(out):

@@ -90,8 +90,9 @@ def _limb_tuple(value: int, n: int) -> tuple:
     return tuple(np.uint32((value >> (32 * j)) & 0xFFFFFFFF) for j in range(n))
 
 
-def _by_target(portable: Callable, cuda_impl: Callable | None, arity: int) -> Callable:
-    """A function that is ``cuda_impl`` inside CUDA kernels and ``portable`` elsewhere."""
+def _by_target(name: str, portable: Callable, cuda_impl: Callable | None, arity: int) -> Callable:
+    """A function ``name`` that is ``cuda_impl`` inside CUDA kernels and ``portable``
+    elsewhere (named beside ``portable``: curve/target.py names CPU symbols after it)."""
     if arity == 3:
 
         def stub(out, a, b):
@@ -116,6 +117,8 @@ def _by_target(portable: Callable, cuda_impl: Callable | None, arity: int) -> Ca
 
     cpu_extending.overload(stub)(typer)
     cuda_extending.overload(stub)(cuda_typer if cuda_impl is not None else typer)
+    stub.__name__ = name
+    stub.__qualname__ = f"{portable.__qualname__.rpartition('.')[0]}.{name}"
     return stub
 
 
@@ -256,8 +259,8 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
     def sqr_cios(out, a):
         mul_cios(out, a, a)
 
-    mul = _by_target(mul_cios, carry.mul_intrinsic(params), 3)
-    sqr = _by_target(sqr_cios, carry.sqr_intrinsic(params), 2)
+    mul = _by_target("mul", mul_cios, carry.mul_intrinsic(params), 3)
+    sqr = _by_target("sqr", sqr_cios, carry.sqr_intrinsic(params), 2)
 
     @device
     def to_mont(out, a):

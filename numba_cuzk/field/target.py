@@ -8,7 +8,9 @@ same way for both are collected here:
   is ``cuda.local.array``; on the CPU a stack ``alloca`` (``np.empty`` would be a heap
   allocation per field operation, ~10x the cost of a product). Called from plain Python
   (simulator kernels) it returns a numpy array.
-- ``is_device_array(x)``: whether host wrappers should launch a kernel or a CPU loop.
+- ``is_device_array(x)``: whether host wrappers should launch a kernel or a CPU loop;
+  ``fill_zero``: zeroing an array where it lives (a device memset on the GPU);
+  ``sync_event``: an event for ordering streams (the simulator's takes no options).
 
 ``n`` must be a compile-time constant (a literal or a module/closure constant).
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import cuda, types
+from numba import config, cuda, types
 from numba.core import cgutils
 from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending
@@ -77,3 +79,25 @@ def is_device_array(x) -> bool:
     return not isinstance(x, np.ndarray) and (
         hasattr(x, "__cuda_array_interface__") or hasattr(x, "copy_to_host")
     )
+
+
+def fill_zero(array, stream=0) -> None:
+    """Set a C-contiguous array (device or host) to 0 bytes: a device memset queued on
+    ``stream`` on the GPU (no kernel, no host copy); a copy in the simulator."""
+    if not is_device_array(array):
+        array[...] = 0
+    elif config.ENABLE_CUDASIM:
+        array.copy_to_device(np.zeros(array.shape, dtype=array.dtype))
+    else:
+        from numba.cuda.cudadrv.driver import device_memset
+
+        if not array.is_c_contiguous():
+            raise ValueError("fill_zero: the device array must be C-contiguous")
+        if array.size:
+            device_memset(array, 0, array.size * array.dtype.itemsize, stream=stream)
+
+
+def sync_event():
+    """A CUDA event for ordering streams only (no timing: cheaper to record and wait on);
+    the simulator's events take no options."""
+    return cuda.event() if config.ENABLE_CUDASIM else cuda.event(timing=False)

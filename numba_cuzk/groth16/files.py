@@ -24,7 +24,7 @@ from numba_cuzk import backend
 from numba_cuzk.fileio import InputError, check_readable, check_writable, naming
 from numba_cuzk.groth16 import pairing
 from numba_cuzk.groth16.formats import (read_proof_json, read_public_json, read_r1cs, read_vk_json, read_wtns,
-                                        read_wtns_size, read_zkey, read_zkey_sizes, write_proof_json,
+                                        read_wtns_size, read_zkey, read_shape, write_proof_json,
                                         write_public_json, write_vk_json, write_zkey)
 from numba_cuzk.groth16.formats.binfile import PathLike
 from numba_cuzk.groth16.keys import Proof
@@ -101,7 +101,7 @@ def check_prove_inputs(zkey_path: PathLike, witness_path: PathLike, r1cs_path: P
         if path is not None:
             check_readable(path)
     with naming(zkey_path):
-        n_vars = read_zkey_sizes(zkey_path)[0]
+        n_vars = read_shape(zkey_path).n_vars
     with naming(witness_path):
         wires = read_wtns_size(witness_path)
     if wires != n_vars:
@@ -129,14 +129,15 @@ def prove_files(zkey_path: PathLike, witness_path: PathLike, proof_path: PathLik
             with naming(r1cs_path):
                 r1cs = read_r1cs(r1cs_path)
             with naming(witness_path):
-                _check_against(r1cs, *read_zkey_sizes(zkey_path)[:2], witness)
-    with steps("read_zkey", f"reading {zkey_path}" + ("" if trusted else " and checking its points")), \
-            naming(zkey_path):
-        pk = read_zkey(zkey_path, trusted=trusted, device=gpu)
-    with steps("prepare", "preparing the prover (key to " + ("GPU" if gpu else "CPU backend") + ")"):
+                shape = read_shape(zkey_path)
+                _check_against(r1cs, shape.n_vars, shape.n_public, witness)
+    with steps("read_zkey", f"reading {zkey_path}"), naming(zkey_path):
+        pk = read_zkey(zkey_path, trusted=trusted)
+    with steps("prepare", "preparing the prover (key to " + ("GPU" if gpu else "CPU backend")
+               + ("" if trusted else ", its points checked there") + ")"), naming(zkey_path):
         prover = Prover(pk, gpu=gpu)
         timer = PhaseTimer(prover.stream)
-    with steps("prove", "proving (the first proof in a process compiles the kernels)"):
+    with steps("prove", "proving"):
         proof = prover.prove(witness, timer=timer)
     public = prover.public_inputs(witness)
     with steps("write", f"writing {proof_path}"):

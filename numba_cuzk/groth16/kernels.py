@@ -14,10 +14,11 @@ row at 32 terms), and A·w + B·w are ~5% of a proof's device time.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, njit, prange
+from numba import cuda, prange
 
 from numba_cuzk.field.mont import device, fr_ops
 from numba_cuzk.field.target import is_device_array, local_u32
+from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel
 
 THREADS_PER_BLOCK = 128
 _N = fr_ops.limbs
@@ -41,15 +42,15 @@ def _row(row, out, indptr, indices, values, witness, coefficients_montgomery):
     _store(out, row, acc)
 
 
-@cuda.jit
-def _gpu(out, indptr, indices, values, witness, coefficients_montgomery):
+@gpu_kernel
+def csr_matvec_rows(out, indptr, indices, values, witness, coefficients_montgomery):
     row = cuda.grid(1)
     if row < out.shape[1]:
         _row(row, out, indptr, indices, values, witness, coefficients_montgomery)
 
 
-@njit(parallel=True)
-def _cpu(out, indptr, indices, values, witness, coefficients_montgomery):
+@cpu_kernel(symbols=False, parallel=True)
+def csr_matvec_rows_cpu(out, indptr, indices, values, witness, coefficients_montgomery):
     for row in prange(out.shape[1]):
         _row(row, out, indptr, indices, values, witness, coefficients_montgomery)
 
@@ -63,10 +64,10 @@ def csr_matvec(out, indptr, indices, values, witness, coefficients_montgomery: b
         raise ValueError(f"indptr has {indptr.shape[0]} entries for {rows} rows")
     if is_device_array(out):
         if rows:
-            _gpu[(rows + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK, THREADS_PER_BLOCK, stream or 0](
+            csr_matvec_rows[(rows + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK, THREADS_PER_BLOCK, stream or 0](
                 out, indptr, indices, values, witness, coefficients_montgomery)
     else:
-        _cpu(out, indptr, indices, values, witness, coefficients_montgomery)
+        csr_matvec_rows_cpu(out, indptr, indices, values, witness, coefficients_montgomery)
     return out
 
 

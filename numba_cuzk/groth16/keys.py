@@ -9,7 +9,7 @@ for G1, 24 for G2): zkey sections map onto them without a Python object per poin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -67,6 +67,9 @@ class ProvingKey:
     b_g2: np.ndarray
     c_g1: np.ndarray
     h_g1: np.ndarray
+    # query field -> where it was read ("C.zkey: section 5 ..."), for the queries whose
+    # points are still to be checked on their curve and subgroup: the Prover checks its copy
+    unchecked: dict[str, str] = field(default_factory=dict)
 
     @property
     def log_n(self) -> int:

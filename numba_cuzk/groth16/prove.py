@@ -1,13 +1,14 @@
 """The Groth16 prover, snarkjs's construction, on the GPU or on all CPU cores.
 
-    prover = Prover(pk)                 # bases resident, A and B as CSR, buffers allocated
+    prover = Prover(pk)                 # memory planned, bases resident (or streamed), buffers allocated
     proof = prover.prove(witness)       # (8, n_vars) uint32 canonical Fr, wire 0 = 1
 
 For a domain of n = pk.domain_size points (omega = FR.root_of_unity(log n), from 5):
 1. w -> Montgomery form; a = A w, b = B w (csr_matvec), c = a o b: the values on the
    domain (zkeys store no C: a satisfying witness has C w = a o b).
 2. a, b, c -> coefficients (3 inverse NTTs), then values at the odd points of the
-   2n-point domain, omega_2n^(2j+1) (3 coset NTTs with g = omega_2n); there Z = x^n - 1 is
+   2n-point domain, omega_2n^(2j+1) (3 coset NTTs with g = omega_2n; both in one
+   ntt.shift_to_coset, which folds n^-1 and the coset's g^i into one table); there Z = x^n - 1 is
    -2, and d_j = a_j b_j - c_j.
 3. MSMs: A = sum w_i A_i, B1 = sum w_i B1_i (G1), B2 = sum w_i B2_i (G2), C = sum over the
    private wires of w_i C_i, H = sum d_j H_j, with H_j = L_(2j+1)(tau) / delta for the
@@ -18,9 +19,13 @@ For a domain of n = pk.domain_size points (omega = FR.root_of_unity(log n), from
 5. The proof is checked with one pairing product (~2 ms) before it is returned: a
    witness that breaks a constraint gives ValueError, never a proof that fails later.
 
-The GPU path runs on one stream and allocates nothing per proof after the first (NTT and
-MSM workspaces are cached by shape); the host waits once, for the five MSMs' window sums,
-and combines each by Horner's rule (msm.to_point).
+The GPU path allocates what its memory plan (memory.py) lists, when it is made (the NTT
+tables on the first proof), and nothing per proof: one MSM workspace per curve serves all
+that curve's MSMs, one scratch vector the three NTTs, run one vector at a time. It runs on
+one stream, plus a copy stream for the queries the plan streams from pinned host memory
+(their first chunks are queued before the matvec, so the copies overlap it and the NTTs).
+The host waits once, for the five MSMs' window sums, and combines each by Horner's rule
+(msm.to_point).
 A proof goes through the device in a ``ProofSlot`` (pinned witness and window-sum buffers,
 its device copy, events): ``enqueue`` launches its device work and returns, ``collect``
 waits for it. With several slots a pipeline (numba_cuzk.engine) uploads the next witness
@@ -30,6 +35,7 @@ on a copy stream, and queues the next proof's work, while this one computes.
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 
 import numpy as np
 from numba import cuda
@@ -40,16 +46,19 @@ from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.field import kernels as fk
 from numba_cuzk.field.codec import from_limbs
 from numba_cuzk.field.params import FR
-from numba_cuzk.groth16 import pairing
+from numba_cuzk.field.target import fill_zero, sync_event
+from numba_cuzk.groth16 import memory, pairing
+from numba_cuzk.groth16.formats.points import check as check_points
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
-from numba_cuzk.groth16.keys import Proof, ProvingKey
+from numba_cuzk.groth16.keys import Proof, ProvingKey, VerifyingKey
 from numba_cuzk.groth16.timing import PhaseTimer
 from numba_cuzk.groth16.witness import validate_witness
-from numba_cuzk.msm import WindowSums, host_bases, msm, result_shape, to_point, upload_bases
-from numba_cuzk.ntt import coset_ntt, intt
+from numba_cuzk.msm import StreamedBases, WindowSums, Workspace, host_bases, msm, to_point, upload_bases
+from numba_cuzk.msm.plan import make_plan
+from numba_cuzk.ntt import shift_to_coset
 
 _N = FR.limbs
-QUERIES = {"a": ("a_g1", G1), "b1": ("b_g1", G1), "b2": ("b_g2", G2), "c": ("c_g1", G1), "h": ("h_g1", G1)}
+STREAM_PHASES = frozenset(f"stream_{name}" for name in memory.QUERIES)  # copies on the copy stream, not kernels
 
 UNVERIFIED = ("the proof does not verify: the witness does not satisfy the circuit, or the key is corrupt "
               "or not the circuit's (check the witness with --r1cs CIRCUIT.r1cs: if it passes, the key is at fault)")
@@ -69,7 +78,7 @@ class ProofSlot:
         if gpu:
             self.host = cuda.pinned_array(shape, dtype=np.uint32)
             self.device = cuda.device_array(shape, dtype=np.uint32)
-            self.ready, self.done = cuda.event(timing=False), cuda.event(timing=False)
+            self.ready, self.done = sync_event(), sync_event()
             self.sums = {name: cuda.pinned_array(s, dtype=np.uint32) for name, s in sums_shapes.items()}
         else:
             self.host = self.device = np.empty(shape, dtype=np.uint32)
@@ -93,33 +102,59 @@ class ProofSlot:
 class Prover:
     """``pk`` made ready on one backend: the GPU (default when there is one) or the CPU.
 
-    Device memory: the five queries (~(3 n_vars + n) 96 B + n_vars 192 B), the A/B CSR
-    (36 B per coefficient), buffers 5 x 32 n bytes, ``slots`` proof slots of 32 n_vars
-    bytes (and as much pinned host memory, plus the pinned window sums), and the NTT/MSM
-    caches. Proofs enqueued on its stream run one after the other (its buffers are reused).
+    On the GPU, ``memory`` (groth16/memory.py) is planned first, for the device memory
+    free (cudaMemGetInfo), at most ``memory_budget`` bytes: a key that cannot fit raises
+    memory.KeyTooLarge, naming the bytes needed and free, before anything is allocated.
+    The Prover then allocates exactly the plan's items, here (the NTT tables on the first
+    proof): queries resident or streamed from pinned host memory (on ``copy_stream``, its
+    own by default; ``streamed`` forces which, ``chunk`` their chunk in points), one
+    MSM workspace per curve shared by all its MSMs, the work vectors, ``slots`` proof slots. Proofs enqueued on its stream run one after the other (its
+    buffers are reused). On the CPU the same buffers are numpy arrays (no plan).
     """
 
-    def __init__(self, pk: ProvingKey, *, gpu: bool | None = None, stream=None, slots: int = 1) -> None:
+    def __init__(self, pk: ProvingKey, *, gpu: bool | None = None, stream=None, slots: int = 1,
+                 memory_budget: int | None = None, copy_stream=None, chunk: int | None = None,
+                 streamed: tuple[str, ...] | None = None) -> None:
         self.pk = pk
         self.gpu = backend.cuda_available() if gpu is None else gpu
         self.stream = (stream or cuda.default_stream()) if self.gpu else None
         n = pk.domain_size
+        shape = memory.KeyShape.of(pk)
+        self.memory = memory.plan_memory(shape, memory.free_bytes(memory_budget) if self.gpu else None, slots=slots,
+                                         chunk=chunk, streamed=streamed)
+        self.copy_stream = (copy_stream or cuda.stream()) if self.memory.streamed and self.gpu else None
         place = (lambda a: cuda.to_device(np.ascontiguousarray(a), stream=self.stream)) if self.gpu else np.asarray
-        self.bases = {name: (upload_bases if self.gpu else host_bases)(getattr(pk, field), curve)
-                      for name, (field, curve) in QUERIES.items()}
-        self.csr = [tuple(place(x) for x in _matrix_csr(pk, m)) for m in (0, 1)]
         alloc = (lambda shape: cuda.device_array(shape, dtype=np.uint32, stream=self.stream)) if self.gpu else (
             lambda shape: np.empty(shape, dtype=np.uint32))
+        self.bases = {name: self._bases(getattr(pk, field), curve, name in self.memory.streamed)
+                      for name, (field, curve) in memory.QUERIES.items()}
+        for name, (field, curve) in memory.QUERIES.items():  # an untrusted key's points, on this copy
+            if field in pk.unchecked:  # (a streamed query's in host memory, on all CPU cores)
+                check_points(self.bases[name].points, curve, pk.unchecked[field], stream=self.stream)
+        self.csr = [tuple(place(x) for x in _matrix_csr(pk, m)) for m in (0, 1)]
+        self.workspaces = {c.name: Workspace(c, self.memory.msm_plans[c.name], host_scalars=False)
+                           for c in (G1, G2)} if self.gpu else {}
         self.abc = alloc((3, _N, n))
-        self.zero = place(np.zeros((_N, n), dtype=np.uint32))
-        self.d = alloc((_N, n))
-        # scalars per query in enqueue (the witness, its private part, d): the window
-        # count of each MSM's result, and so its shape, depends on it
-        sizes = {"a": pk.n_vars, "b1": pk.n_vars, "b2": pk.n_vars, "c": pk.n_vars - pk.n_public - 1, "h": n}
-        shapes = {name: result_shape(sizes[name], curve) for name, (_, curve) in QUERIES.items()}
+        self.scratch = alloc((_N, n))  # the NTT's; d = ab - c is written over a
+        # the window count of each MSM's result, and so its shape, comes from its plan
+        shapes = {name: self._result_shape(name, curve) for name, (_, curve) in memory.QUERIES.items()}
         self.points = {name: alloc(shape) for name, shape in shapes.items()}
         self.slots = [ProofSlot(pk.n_vars, shapes, self.gpu) for _ in range(slots)]
         self.omega_2n = FR.root_of_unity(pk.log_n + 1)
+        self.epilogue_key = EpilogueKey.of(pk)
+
+    def _bases(self, points: np.ndarray, curve, streamed: bool):
+        if not self.gpu:
+            return host_bases(points, curve)
+        if streamed:
+            return StreamedBases(np.ascontiguousarray(points), curve, self.memory.chunk)
+        return upload_bases(points, curve, stream=self.stream)
+
+    def _result_shape(self, name: str, curve) -> tuple[int, ...]:
+        size = {"c": self.pk.n_vars - self.pk.n_public - 1, "h": self.pk.domain_size}.get(name, self.pk.n_vars)
+        windows = self.memory.msm_plans[curve.name].windows if self.gpu else make_plan(size).windows
+        shape = (4 * curve.limbs, windows)
+        return (self.memory.parts(name), *shape) if name in self.memory.streamed and self.gpu else shape
 
     def prove(self, witness: np.ndarray, *, timer: PhaseTimer | None = None, check: bool = True) -> Proof:
         """A proof for ``witness`` ((8, n_vars) uint32 canonical Fr, host). ``timer``
@@ -160,23 +195,27 @@ class Prover:
         ``slot.sums``; returns once launched (on the CPU: once done). Proofs queued one
         behind the other share this prover's buffers safely: the stream runs them in order,
         and each downloads into its own slot."""
-        s, w, abc, d = self.stream, slot.device, self.abc, self.d
+        s, w, abc = self.stream, slot.device, self.abc
+        d = abc[0]  # ab - c, written over a
+        for name in self.memory.streamed if self.gpu else ():  # the first chunks' copies overlap the matvec and NTTs
+            self.bases[name].prefetch(self.copy_stream, self._transfer(name, timer))
         if slot.ready is not None:
             slot.ready.wait(s)
         with timer.phase("matvec"):
             fk.to_montgomery(w, w, stream=s)
             for row, csr in enumerate(self.csr):
                 csr_matvec(abc[row], *csr, w, True, stream=s)
-            fk.mul_sub(abc[2], abc[0], abc[1], self.zero, stream=s)
+            fill_zero(abc[2], s)
+            fk.mul_sub(abc[2], abc[0], abc[1], abc[2], stream=s)
         with timer.phase("ntt"):
-            intt(abc, stream=s)
-            coset_ntt(abc, self.omega_2n, stream=s)
+            for row in range(3):  # one vector at a time: the scratch is n elements, not 3n
+                shift_to_coset(abc[row], self.omega_2n, stream=s, workspace=self.scratch)
             fk.mul_sub(d, abc[0], abc[1], abc[2], stream=s)
         private = w[:, self.pk.n_public + 1:]
         results = {}
         for name, scalars in (("a", w), ("b1", w), ("b2", w), ("c", private), ("h", d)):
             with timer.phase(f"msm_{name}"):
-                results[name] = msm(self.bases[name], scalars, montgomery=True, out=self.points[name], stream=s)
+                results[name] = self._msm(name, scalars, timer)
         slot.windows = {name: (r.curve, r.c) for name, r in results.items()}
         with timer.phase("download"):
             for name, r in results.items():
@@ -186,6 +225,21 @@ class Prover:
                     slot.sums[name][:] = r.sums
         if slot.done is not None:
             slot.done.record(s)
+
+    def _msm(self, name: str, scalars, timer: PhaseTimer):
+        bases, out, s = self.bases[name], self.points[name], self.stream
+        if not self.gpu:
+            return msm(bases, scalars, montgomery=True, out=out)
+        workspace = self.workspaces[bases.curve.name]
+        if name in self.memory.streamed:
+            return bases.msm(scalars, workspace, out, s, self.copy_stream, montgomery=True,
+                             transfer=self._transfer(name, timer))
+        return msm(bases, scalars, montgomery=True, out=out, stream=s, workspace=workspace)
+
+    def _transfer(self, name: str, timer: PhaseTimer):
+        """Brackets for a streamed query's chunk copies: the timer's phase stream_<name>
+        on the copy stream (an interval of its own, overlapping the kernels)."""
+        return lambda: timer.phase(f"stream_{name}", stream=self.copy_stream)
 
     def collect(self, slot: ProofSlot, timer: PhaseTimer) -> dict:
         """The five MSM results of ``slot``'s enqueued proof, {"a", "b1", "b2", "c", "h"}:
@@ -198,25 +252,65 @@ class Prover:
         return {name: WindowSums(curve, c, slot.sums[name].copy()) for name, (curve, c) in slot.windows.items()}
 
     def assemble(self, points: dict, public_inputs: list[int], *, check: bool = True) -> Proof:
-        """Step 4 (host): the proof from ``collect``'s window sums (each MSM by Horner's
-        rule, msm.to_point: < 1 ms each), with fresh r and s; with ``check``, step 5
-        against ``public_inputs`` (ValueError if it fails)."""
-        proof = self._combine({name: to_point(sums) for name, sums in points.items()})
-        if check and not pairing.verify(self.pk.verifying_key, public_inputs, proof):
-            raise ValueError(UNVERIFIED)
-        return proof
+        """Steps 4-5 on ``collect``'s window sums (``assemble``)."""
+        return assemble(self.epilogue_key, points, public_inputs, check=check)
 
-    def _combine(self, points: dict) -> Proof:
-        pk = self.pk
-        r, s = secrets.randbelow(FR.modulus), secrets.randbelow(FR.modulus)
-        g1 = lambda p: ark.to_ark(p, 1)  # noqa: E731
-        g2 = lambda p: ark.to_ark(p, 2)  # noqa: E731
-        delta1 = g1(pk.delta_g1)
-        a = g1(pk.alpha_g1) + g1(points["a"]) + delta1 * ark.scalar(r)
-        b2 = g2(pk.beta_g2) + g2(points["b2"]) + g2(pk.delta_g2) * ark.scalar(s)
-        b1 = g1(pk.beta_g1) + g1(points["b1"]) + delta1 * ark.scalar(s)
-        c = g1(points["c"]) + g1(points["h"]) + a * ark.scalar(s) + b1 * ark.scalar(r) - delta1 * ark.scalar(r * s)
-        return Proof(ark.from_ark(a, 1), ark.from_ark(b2, 2), ark.from_ark(c, 1))
+
+@dataclass(frozen=True, eq=False)
+class EpilogueKey:
+    """What steps 4-5 use of a proving key: a few points, picklable, so that a proof can be
+    assembled in another process (numba_cuzk.engine.assembly). ``fixed()`` holds them as
+    arkworks objects, converted once per process (a pickled key converts them again)."""
+
+    verifying_key: VerifyingKey
+    alpha_g1: tuple
+    beta_g1: tuple
+    beta_g2: tuple
+    delta_g1: tuple
+    delta_g2: tuple
+
+    @classmethod
+    def of(cls, pk: ProvingKey) -> EpilogueKey:
+        return cls(pk.verifying_key, pk.alpha_g1, pk.beta_g1, pk.beta_g2, pk.delta_g1, pk.delta_g2)
+
+    def fixed(self) -> _FixedPoints:
+        points = self.__dict__.get("_fixed")
+        if points is None:
+            points = _FixedPoints(self)
+            object.__setattr__(self, "_fixed", points)  # a cache: the key's fields never change
+        return points
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_fixed"}  # arkworks objects do not pickle
+
+
+def assemble(key: EpilogueKey, points: dict, public_inputs: list[int], *, check: bool = True) -> Proof:
+    """Step 4 (host): the proof from the five MSMs' window sums ({"a", "b1", "b2", "c", "h"}:
+    host WindowSums, each combined by Horner's rule, msm.to_point: < 1 ms each), with fresh
+    r and s; with ``check``, step 5 against ``public_inputs`` (ValueError if it fails)."""
+    proof = _combine(key, {name: to_point(sums) for name, sums in points.items()})
+    if check and not pairing.verify(key.verifying_key, public_inputs, proof):
+        raise ValueError(UNVERIFIED)
+    return proof
+
+
+def _combine(key: EpilogueKey, points: dict) -> Proof:
+    f = key.fixed()
+    r, s = secrets.randbelow(FR.modulus), secrets.randbelow(FR.modulus)
+    a = f.alpha_g1 + ark.to_ark(points["a"], 1) + f.delta_g1 * ark.scalar(r)
+    b2 = f.beta_g2 + ark.to_ark(points["b2"], 2) + f.delta_g2 * ark.scalar(s)
+    b1 = f.beta_g1 + ark.to_ark(points["b1"], 1) + f.delta_g1 * ark.scalar(s)
+    c = (ark.to_ark(points["c"], 1) + ark.to_ark(points["h"], 1) + a * ark.scalar(s) + b1 * ark.scalar(r)
+         - f.delta_g1 * ark.scalar(r * s))
+    return Proof(ark.from_ark(a, 1), ark.from_ark(b2, 2), ark.from_ark(c, 1))
+
+
+class _FixedPoints:
+    """The key's points of the epilogue as arkworks objects."""
+
+    def __init__(self, pk: ProvingKey | EpilogueKey) -> None:
+        self.alpha_g1, self.beta_g1, self.delta_g1 = (ark.to_ark(p, 1) for p in (pk.alpha_g1, pk.beta_g1, pk.delta_g1))
+        self.beta_g2, self.delta_g2 = (ark.to_ark(p, 2) for p in (pk.beta_g2, pk.delta_g2))
 
 
 def prove(pk: ProvingKey, witness: np.ndarray, *, gpu: bool | None = None) -> Proof:

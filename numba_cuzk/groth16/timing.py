@@ -2,6 +2,7 @@
 
     timer = PhaseTimer(stream)           # stream None: the CPU backend; clock=: see below
     with timer.phase("ntt"): ...         # launches (GPU) or work (CPU) inside
+    with timer.phase("stream_b2", stream=copy): ...   # work on another stream of the device
     with timer.host_phase("epilogue"): ...   # host work, on the host clock either way
     timer.intervals_ms()                 # [(name, start_ms, end_ms)] after the work ended
 
@@ -59,25 +60,29 @@ class PhaseTimer:
         self._host_marks.append((name, start, host_ms()))
 
     @contextmanager
-    def phase(self, name: str):
+    def phase(self, name: str, stream=None):
+        """Device work launched inside, bracketed by events on ``stream`` (default: the
+        timer's; another stream of the same device for work that overlaps it, such as a
+        copy stream's transfers)."""
         if self.stream is None:
             with self.host_phase(name):
                 yield
             return
         start, end = cuda.event(), cuda.event()
-        start.record(self.stream)
+        start.record(stream or self.stream)
         yield
-        end.record(self.stream)
+        end.record(stream or self.stream)
         self._marks.append((name, start, end))
 
     def intervals_ms(self, launched_ms: float | None = None) -> list[tuple[str, float, float]]:
         """(name, start, end) in ms: host phases on the host clock; GPU phases relative
         to the anchor, plus anchor_host_ms when known, raised if needed so that the first
         GPU phase starts no earlier than ``launched_ms`` (host ms before its launch).
-        Waits for the last GPU event."""
+        Waits for every GPU event (phases on other streams may end later)."""
         if not self._marks:
             return list(self._host_marks)
-        self._marks[-1][2].synchronize()
+        for _, _, end in self._marks:
+            end.synchronize()
         since = lambda event: cuda.event_elapsed_time(self._anchor, event)  # noqa: E731
         marks = [(name, since(s), since(e)) for name, s, e in self._marks]
         base = self.anchor_host_ms or 0.0

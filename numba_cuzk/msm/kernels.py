@@ -29,15 +29,14 @@ never allocate, synchronize or copy.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 from numba import config, cuda, int32, int64, uint32
 
-from numba_cuzk.curve.params import CurveParams
+from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.points import point_ops
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.field.scalars import N, load_scalar
+from numba_cuzk.kernel_cache import gpu_kernel, specialize
 from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, scalar_kind, signed_digit
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
@@ -60,7 +59,7 @@ INDEX_MASK = np.uint32((1 << 31) - 1)
 _U31 = np.uint32(31)
 
 
-@cuda.jit
+@gpu_kernel
 def classify(scalars, montgomery, c, windows, kinds, counts):
     """kinds[i] <- kind of scalar i; counts[w, |d_w| - 1] += 1 for its nonzero digits."""
     k = local_u32(N)
@@ -75,7 +74,7 @@ def classify(scalars, montgomery, c, windows, kinds, counts):
                     cuda.atomic.add(counts, (w, abs(d) - 1), int32(1))
 
 
-@cuda.jit
+@gpu_kernel
 def scan(counts, chunk, offsets, cursors, chunk_offsets):
     """Block w: offsets[w, b] = sum_{b' < b} counts[w, b'] (offsets[w, B] = total), the
     same for chunks (ceil(count / chunk)) in chunk_offsets; cursors = offsets; counts = 0."""
@@ -132,7 +131,7 @@ def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, totals, chunk_t
         cuda.syncthreads()  # the next window reuses the shared totals
 
 
-@cuda.jit
+@gpu_kernel
 def scatter(scalars, montgomery, c, windows, kinds, cursors, entries):
     """entries[w, slot] = i | (d_w < 0) << 31 at the next slot of bucket |d_w| - 1."""
     k = local_u32(N)
@@ -147,206 +146,212 @@ def scatter(scalars, montgomery, c, windows, kinds, cursors, entries):
                 entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31)
 
 
-@lru_cache(maxsize=None)
-def curve_kernels(curve: CurveParams) -> dict:
-    """``accumulate`` and ``reduce`` for ``curve`` (G1 or G2), compiled on first use.
+# accumulate and reduce, the point kernels, exist once per curve (accumulate_g1, reduce_g2,
+# ...): the templates below with their free names (the curve's point formulas load, store,
+# xyzz_neg, xyzz_set_identity, add_mixed, add, dbl; X, the limbs of an XYZZ point;
+# operand_in_memory) bound by kernel_cache.specialize.
+#
+# Few call sites of point formulas: NVVM inlines the whole formula (with its doubling
+# branch) at every site, and a G2 site costs ~20 s of compilation. So reduce runs its
+# running sums, offset multiples and tree levels as a sequence of ``dst = s1 + s2``
+# operations on columns of the one ``points`` array, computed by a small state machine
+# around one ``xyzz_add`` and one ``xyzz_dbl`` (s1 = s2: the offset multiple's doublings,
+# at 6M + 3S instead of the addition's 4M and compare first).
 
-    Few call sites of point formulas: NVVM inlines the whole formula (with its doubling
-    branch) at every site, and a G2 site costs ~20 s of compilation. So reduce runs its
-    running sums, offset multiples and tree levels as a sequence of ``dst = s1 + s2``
-    operations on columns of the one ``points`` array, computed by a small state machine
-    around one ``xyzz_add`` and one ``xyzz_dbl`` (s1 = s2: the offset multiple's doublings,
-    at 6M + 3S instead of the addition's 4M and compare first).
-    """
-    P = point_ops(curve)
-    L = P.limbs
-    X = 4 * L  # limbs of an XYZZ point
-    load, store = P.load, P.store
-    xyzz_neg, xyzz_set_identity = P.xyzz_neg, P.xyzz_set_identity
-    add_mixed, add, dbl = P.xyzz_add_mixed, P.xyzz_add, P.xyzz_dbl
 
-    @cuda.jit
-    def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points, chunk_buckets):
-        """Item g < ones0 = windows * max_chunks: chunk j of window w (g = w * max_chunks + j)
-        -> points[:, g], its bucket -> chunk_buckets[w, j]. Item g >= ones0: the 0/1 path,
-        the sum of the bases i with scalar 1 in [(g - ones0) * ones_per, + ones_per) ->
-        points[:, g]."""
-        acc = local_u32(X)
-        buckets = offsets.shape[1] - 1
-        max_chunks = ones0 // offsets.shape[0]
-        n = kinds.shape[0]
-        items = ones0 + (n + ones_per - 1) // ones_per
-        for g in range(cuda.grid(1), items, cuda.gridsize(1)):
-            if g < ones0:
-                w = g // max_chunks
-                j = g - w * max_chunks
-                if j >= chunk_offsets[w, buckets]:
-                    continue
-                lo = 0  # invariant chunk_offsets[w, lo] <= j < chunk_offsets[w, hi]
-                hi = buckets
-                while hi - lo > 1:
-                    mid = (lo + hi) >> 1
-                    if chunk_offsets[w, mid] <= j:
-                        lo = mid
-                    else:
-                        hi = mid
-                start = offsets[w, lo] + (j - chunk_offsets[w, lo]) * chunk
-                stop = min(start + chunk, offsets[w, lo + 1])
-                chunk_buckets[w, j] = lo
-            else:
-                w = -1
-                start = (g - ones0) * ones_per
-                stop = min(start + ones_per, n)
-            xyzz_set_identity(acc)
-            for s in range(start, stop):
-                if w >= 0:
-                    e = entries[w, s]
-                    index = int64(e & INDEX_MASK)
-                    negative = (e & SIGN_BIT) != uint32(0)
-                elif kinds[s] == KIND_ONE:
-                    index = int64(s)
-                    negative = False
+def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points, chunk_buckets):
+    """Item g < ones0 = windows * max_chunks: chunk j of window w (g = w * max_chunks + j)
+    -> points[:, g], its bucket -> chunk_buckets[w, j]. Item g >= ones0: the 0/1 path,
+    the sum of the bases i with scalar 1 in [(g - ones0) * ones_per, + ones_per) ->
+    points[:, g]."""
+    acc = local_u32(X)
+    buckets = offsets.shape[1] - 1
+    max_chunks = ones0 // offsets.shape[0]
+    n = kinds.shape[0]
+    items = ones0 + (n + ones_per - 1) // ones_per
+    for g in range(cuda.grid(1), items, cuda.gridsize(1)):
+        if g < ones0:
+            w = g // max_chunks
+            j = g - w * max_chunks
+            if j >= chunk_offsets[w, buckets]:
+                continue
+            lo = 0  # invariant chunk_offsets[w, lo] <= j < chunk_offsets[w, hi]
+            hi = buckets
+            while hi - lo > 1:
+                mid = (lo + hi) >> 1
+                if chunk_offsets[w, mid] <= j:
+                    lo = mid
                 else:
-                    continue
-                # acc - P = -(-acc + P): negating acc (two Fq subtractions) lets the affine
-                # base stay in global memory, read by the formula where it needs it: 24
-                # (G1) / 48 (G2) registers fewer than a local copy (G2 then spills less).
-                if negative:
-                    xyzz_neg(acc, acc)
-                add_mixed(acc, acc, bases[:, index])
-                if negative:
-                    xyzz_neg(acc, acc)
-            store(points, g, acc, 4)
-
-    # reduce's second operand: G2 reads it from global memory where the formula needs it
-    # (as accumulate's bases), as its 96 registers are what the kernel spills (ptxas sm_90
-    # stack 1448 -> 1168 B before the dbl site); G1 loads it: 220 registers, 242 in place.
-    operand_in_memory = curve.degree == 2
-
-    @cuda.jit
-    def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, first, count, per,
-               dst, out):
-        """Three modes, as a grid-stride loop over items.
-
-        segments < 0 (combine, stride s = src): item g = (w, j) of windows x max_chunks,
-        chunk j of bucket b = chunk_buckets[w, j] at position t = j - chunk_offsets[w, b]:
-        if t is a multiple of per * s, chunk j += chunks j + s, j + 2s, ... (< j + per s,
-        within the bucket). After strides 1, per, per^2, ... past the bucket's chunk
-        count, its first chunk holds the bucket sum.
-        segments > 0: item (w, t) of windows x segments sums the buckets [t S, (t+1) S) of
-        window w (S = B / segments) by running sums over the bucket sums (the first chunk
-        of each, points[:, w * max_chunks + j]): TOT = sum (b - lo + 1) B_b, ACC = sum
-        B_b; then lo ACC + TOT -> points[:, seg0 + item] (its own slots ACC, TOT, and Y
-        at tmp0 + 3 item + 0, 1, 2), not weighted by its window's 2^(c w).
-        segments == 0: per-window sums of groups of ``per`` points. Window 0's points are
-        points[:, src .. src + first), window w >= 1's the ``count`` after them,
-        points[:, src + first + (w - 1) count ..); its sums go to points[:, dst ..) in the
-        same layout (ceil(first / per), then ceil(count / per) per window), so the next
-        level reads them with first, count = those. Once first, count <= per (one item per
-        window), window w's sum also goes to out[:, w] (XYZZ: an affine conversion here,
-        one inversion, would cost ~20 s of compilation).
-        """
-        a = local_u32(X)
-        b = local_u32(X)
-        windows = chunk_offsets.shape[0]
-        buckets = chunk_offsets.shape[1] - 1
-        first_items = (first + per - 1) // per
-        count_items = (count + per - 1) // per
-        if segments > 0:
-            items = windows * segments
-        elif segments < 0:
-            items = windows * max_chunks
+                    hi = mid
+            start = offsets[w, lo] + (j - chunk_offsets[w, lo]) * chunk
+            stop = min(start + chunk, offsets[w, lo + 1])
+            chunk_buckets[w, j] = lo
         else:
-            items = first_items + (windows - 1) * count_items
-        for item in range(cuda.grid(1), items, cuda.gridsize(1)):
-            xyzz_set_identity(a)
-            w = lo = acc = tot = y = bucket = j = k = stop = s1 = s2 = int64(0)
-            step = int64(1)
-            phase = 0
-            bit = int64(c) - 1
-            pending = False
-            if segments > 0:
-                w = item // segments
-                size = buckets // segments
-                lo = (item - w * segments) * size
-                acc = tmp0 + 3 * item
-                tot = acc + 1
-                y = acc + 2
-                store(points, acc, a, 4)
-                store(points, tot, a, 4)
-                store(points, y, a, 4)
-                bucket = lo + size - 1
-                j = int64(chunk_offsets[w, bucket])
-                result = seg0 + item
-            elif segments < 0:
-                w = item // max_chunks
-                j = item - w * max_chunks
-                if j >= chunk_offsets[w, buckets]:
-                    continue
-                bucket = int64(chunk_buckets[w, j])
-                head = int64(chunk_offsets[w, bucket])
-                if (j - head) % (per * src) != 0:
-                    continue
-                result = item
-                step = src
-                k = item + step
-                stop = min(item + per * step, w * max_chunks + int64(chunk_offsets[w, bucket + 1]))
+            w = -1
+            start = (g - ones0) * ones_per
+            stop = min(start + ones_per, n)
+        xyzz_set_identity(acc)
+        for s in range(start, stop):
+            if w >= 0:
+                e = entries[w, s]
+                index = int64(e & INDEX_MASK)
+                negative = (e & SIGN_BIT) != uint32(0)
+            elif kinds[s] == KIND_ONE:
+                index = int64(s)
+                negative = False
             else:
-                if item < first_items:
-                    w = int64(0)
-                    k = src + item * per
-                    stop = min(k + per, src + first)
-                else:
-                    w = 1 + (item - first_items) // count_items
-                    begin = src + first + (w - 1) * count
-                    k = begin + (item - first_items - (w - 1) * count_items) * per
-                    stop = min(k + per, begin + count)
-                result = dst + item
-                store(points, result, a, 4)
-            while True:
-                target = int64(-1)
-                if segments > 0:
-                    if phase == 0:  # ACC += bucket sum, then TOT += ACC; buckets downwards
-                        if j < chunk_offsets[w, bucket + 1]:
-                            target, s1, s2 = acc, acc, w * max_chunks + j
-                            j = int64(chunk_offsets[w, bucket + 1])
-                        else:
-                            target, s1, s2 = tot, tot, acc
-                            bucket -= 1
-                            if bucket < lo:
-                                phase = 1
-                            else:
-                                j = int64(chunk_offsets[w, bucket])
-                    elif phase == 1:  # Y = lo ACC by double-and-add over c bits
-                        if pending:
-                            target, s1, s2 = y, y, acc
-                            pending = False
-                            bit -= 1
-                        elif bit >= 0:
-                            target, s1, s2 = y, y, y
-                            if (lo >> bit) & 1:
-                                pending = True
-                            else:
-                                bit -= 1
-                        else:
-                            target, s1, s2 = result, y, tot
-                            phase = 2
-                elif k < stop:
-                    target, s1, s2 = result, result, k
-                    k += step
-                if target < 0:
-                    break
-                load(a, points, s1, 4)
-                if s1 == s2:  # a doubling (the offset multiple's c of them): dbl-2008-s
-                    dbl(a, a)  # itself, not add-2008-s's 4M and compare before it
-                elif operand_in_memory:
-                    add(a, a, points[:, s2])
-                else:
-                    load(b, points, s2, 4)
-                    add(a, a, b)
-                store(points, target, a, 4)
-            if segments == 0 and first <= per and count <= per:
-                load(a, points, result, 4)
-                store(out, item, a, 4)
+                continue
+            # acc - P = -(-acc + P): negating acc (two Fq subtractions) lets the affine
+            # base stay in global memory, read by the formula where it needs it: 24
+            # (G1) / 48 (G2) registers fewer than a local copy (G2 then spills less).
+            if negative:
+                xyzz_neg(acc, acc)
+            add_mixed(acc, acc, bases[:, index])
+            if negative:
+                xyzz_neg(acc, acc)
+        store(points, g, acc, 4)
 
-    return {"accumulate": accumulate, "reduce": reduce}
+
+def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, first, count, per,
+           dst, out):
+    """Three modes, as a grid-stride loop over items.
+
+    segments < 0 (combine, stride s = src): item g = (w, j) of windows x max_chunks,
+    chunk j of bucket b = chunk_buckets[w, j] at position t = j - chunk_offsets[w, b]:
+    if t is a multiple of per * s, chunk j += chunks j + s, j + 2s, ... (< j + per s,
+    within the bucket). After strides 1, per, per^2, ... past the bucket's chunk
+    count, its first chunk holds the bucket sum.
+    segments > 0: item (w, t) of windows x segments sums the buckets [t S, (t+1) S) of
+    window w (S = B / segments) by running sums over the bucket sums (the first chunk
+    of each, points[:, w * max_chunks + j]): TOT = sum (b - lo + 1) B_b, ACC = sum
+    B_b; then lo ACC + TOT -> points[:, seg0 + item] (its own slots ACC, TOT, and Y
+    at tmp0 + 3 item + 0, 1, 2), not weighted by its window's 2^(c w).
+    segments == 0: per-window sums of groups of ``per`` points. Window 0's points are
+    points[:, src .. src + first), window w >= 1's the ``count`` after them,
+    points[:, src + first + (w - 1) count ..); its sums go to points[:, dst ..) in the
+    same layout (ceil(first / per), then ceil(count / per) per window), so the next
+    level reads them with first, count = those. Once first, count <= per (one item per
+    window), window w's sum also goes to out[:, w] (XYZZ: an affine conversion here,
+    one inversion, would cost ~20 s of compilation).
+    """
+    a = local_u32(X)
+    b = local_u32(X)
+    windows = chunk_offsets.shape[0]
+    buckets = chunk_offsets.shape[1] - 1
+    first_items = (first + per - 1) // per
+    count_items = (count + per - 1) // per
+    if segments > 0:
+        items = windows * segments
+    elif segments < 0:
+        items = windows * max_chunks
+    else:
+        items = first_items + (windows - 1) * count_items
+    for item in range(cuda.grid(1), items, cuda.gridsize(1)):
+        xyzz_set_identity(a)
+        w = lo = acc = tot = y = bucket = j = k = stop = s1 = s2 = int64(0)
+        step = int64(1)
+        phase = 0
+        bit = int64(c) - 1
+        pending = False
+        if segments > 0:
+            w = item // segments
+            size = buckets // segments
+            lo = (item - w * segments) * size
+            acc = tmp0 + 3 * item
+            tot = acc + 1
+            y = acc + 2
+            store(points, acc, a, 4)
+            store(points, tot, a, 4)
+            store(points, y, a, 4)
+            bucket = lo + size - 1
+            j = int64(chunk_offsets[w, bucket])
+            result = seg0 + item
+        elif segments < 0:
+            w = item // max_chunks
+            j = item - w * max_chunks
+            if j >= chunk_offsets[w, buckets]:
+                continue
+            bucket = int64(chunk_buckets[w, j])
+            head = int64(chunk_offsets[w, bucket])
+            if (j - head) % (per * src) != 0:
+                continue
+            result = item
+            step = src
+            k = item + step
+            stop = min(item + per * step, w * max_chunks + int64(chunk_offsets[w, bucket + 1]))
+        else:
+            if item < first_items:
+                w = int64(0)
+                k = src + item * per
+                stop = min(k + per, src + first)
+            else:
+                w = 1 + (item - first_items) // count_items
+                begin = src + first + (w - 1) * count
+                k = begin + (item - first_items - (w - 1) * count_items) * per
+                stop = min(k + per, begin + count)
+            result = dst + item
+            store(points, result, a, 4)
+        while True:
+            target = int64(-1)
+            if segments > 0:
+                if phase == 0:  # ACC += bucket sum, then TOT += ACC; buckets downwards
+                    if j < chunk_offsets[w, bucket + 1]:
+                        target, s1, s2 = acc, acc, w * max_chunks + j
+                        j = int64(chunk_offsets[w, bucket + 1])
+                    else:
+                        target, s1, s2 = tot, tot, acc
+                        bucket -= 1
+                        if bucket < lo:
+                            phase = 1
+                        else:
+                            j = int64(chunk_offsets[w, bucket])
+                elif phase == 1:  # Y = lo ACC by double-and-add over c bits
+                    if pending:
+                        target, s1, s2 = y, y, acc
+                        pending = False
+                        bit -= 1
+                    elif bit >= 0:
+                        target, s1, s2 = y, y, y
+                        if (lo >> bit) & 1:
+                            pending = True
+                        else:
+                            bit -= 1
+                    else:
+                        target, s1, s2 = result, y, tot
+                        phase = 2
+            elif k < stop:
+                target, s1, s2 = result, result, k
+                k += step
+            if target < 0:
+                break
+            load(a, points, s1, 4)
+            if s1 == s2:  # a doubling (the offset multiple's c of them): dbl-2008-s
+                dbl(a, a)  # itself, not add-2008-s's 4M and compare before it
+            elif operand_in_memory:
+                add(a, a, points[:, s2])
+            else:
+                load(b, points, s2, 4)
+                add(a, a, b)
+            store(points, target, a, 4)
+        if segments == 0 and first <= per and count <= per:
+            load(a, points, result, 4)
+            store(out, item, a, 4)
+
+
+def _point_kernels(curve: CurveParams) -> dict:
+    """{"accumulate": accumulate_gN, "reduce": reduce_gN} for ``curve``."""
+    P = point_ops(curve)
+    bindings = dict(
+        X=4 * P.limbs, load=P.load, store=P.store, xyzz_neg=P.xyzz_neg, xyzz_set_identity=P.xyzz_set_identity,
+        add_mixed=P.xyzz_add_mixed, add=P.xyzz_add, dbl=P.xyzz_dbl,
+        # reduce's second operand: G2 reads it from global memory where the formula needs it
+        # (as accumulate's bases), as its 96 registers are what the kernel spills (ptxas sm_90
+        # stack 1448 -> 1168 B before the dbl site); G1 loads it: 220 registers, 242 in place.
+        operand_in_memory=curve.degree == 2,
+    )
+    suffix = curve.name.lower()
+    return {name: gpu_kernel(specialize(template, f"{name}_{suffix}", **bindings))
+            for name, template in (("accumulate", accumulate), ("reduce", reduce))}
+
+
+POINT_KERNELS = {curve.name: _point_kernels(curve) for curve in (G1, G2)}

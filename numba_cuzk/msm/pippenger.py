@@ -65,7 +65,7 @@ from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.reference import g1, g2
 from numba_cuzk.field import codec
 from numba_cuzk.field.params import FQ, FR
-from numba_cuzk.field.target import is_device_array
+from numba_cuzk.field.target import fill_zero, is_device_array
 from numba_cuzk.msm import kernels as K
 from numba_cuzk.msm.cpu import cpu_msm
 from numba_cuzk.msm.plan import Plan, make_plan
@@ -74,7 +74,8 @@ from numba_cuzk.msm.plan import Plan, make_plan
 @dataclass(frozen=True)
 class WindowSums:
     """An MSM result: sum_w 2^(c w) sums[:, w], ``sums`` (4L, windows) uint32 XYZZ columns of
-    ``curve`` (device or numpy), windows = ceil(256 / c). ``to_point`` reads it."""
+    ``curve`` (device or numpy), windows = ceil(256 / c); or (parts, 4L, windows), the sum
+    of ``parts`` such results (a streamed MSM, stream.py). ``to_point`` reads it."""
 
     curve: CurveParams
     c: int
@@ -119,42 +120,80 @@ def host_bases(points, curve: CurveParams) -> Bases:
     return Bases(curve, host)
 
 
+@dataclass(frozen=True)
+class PointSlots:
+    """Columns of a Workspace's ``points`` (4L, total) XYZZ array: [0, ones0) chunk sums
+    (max_chunks per window), [ones0, seg0) the 0/1 sums, [seg0, tmp0) segment results
+    (``segments`` per window), [tmp0, level0) three slots per reduce thread, then two
+    ping-pong regions of ``level_size`` for the level sums. The 0/1 sums lie just before
+    window 0's segment results: together they are window 0's points of the first level
+    (``first``; the other windows have ``segments``)."""
+
+    segments: int
+    ones0: int
+    seg0: int
+    tmp0: int
+    level0: int
+    first: int
+    level_size: int
+
+    @classmethod
+    def of(cls, plan: Plan) -> PointSlots:
+        w = plan.windows
+        segments = max(1, plan.buckets // (plan.segment or K.SEGMENT_BUCKETS))  # reduce threads per window
+        ones0 = w * plan.max_chunks
+        seg0 = ones0 + -(-plan.n // K.ONES_PER)
+        tmp0 = seg0 + w * segments
+        first = seg0 - ones0 + segments
+        return cls(segments, ones0, seg0, tmp0, tmp0 + 3 * w * segments, first,
+                   _level_items(first, segments, w))  # the first level's, the largest
+
+    @property
+    def total(self) -> int:
+        return self.level0 + 2 * self.level_size
+
+
+def workspace_buffers(curve: CurveParams, plan: Plan, host_scalars: bool = True) -> dict:
+    """{name: (shape, dtype)} of a Workspace's device buffers (memory plans sum them):
+    ``scalars`` (8, n), only with ``host_scalars`` (host scalars are copied into it)."""
+    w, b, n = plan.windows, plan.buckets, plan.n
+    buffers = {
+        "kinds": ((n,), np.uint8), "counts": ((w, b), np.int32), "offsets": ((w, b + 1), np.int32),
+        "cursors": ((w, b), np.int32), "chunk_offsets": ((w, b + 1), np.int32),
+        "chunk_buckets": ((w, plan.max_chunks), np.int32), "entries": ((w, n), np.uint32),
+        "points": ((4 * curve.limbs, PointSlots.of(plan).total), np.uint32),
+    }
+    if host_scalars:
+        buffers["scalars"] = ((FR.limbs, n), np.uint32)
+    return buffers
+
+
+def workspace_bytes(curve: CurveParams, plan: Plan, host_scalars: bool = True) -> int:
+    """Device bytes of ``Workspace(curve, plan, host_scalars)``."""
+    return sum(int(np.prod(shape)) * np.dtype(dtype).itemsize
+               for shape, dtype in workspace_buffers(curve, plan, host_scalars).values())
+
+
 class Workspace:
-    """Device buffers of one (curve, plan); see the module docstring for sizes.
+    """Device buffers of one (curve, plan) (``workspace_buffers``; ``points``' columns:
+    ``PointSlots``). It serves MSMs of up to plan.n scalars (``msm(..., workspace=)``);
+    ``scalars`` is None without ``host_scalars``."""
 
-    ``points`` (4L, slots) XYZZ columns: [0, ones0) chunk sums (max_chunks per window),
-    [ones0, seg0) the 0/1 sums, [seg0, tmp0) segment results (``segments`` per window),
-    [tmp0, level0) three slots per reduce thread, then two ping-pong regions for the level
-    sums. The 0/1 sums lie just before window 0's segment results: together they are
-    window 0's points of the first level (``first``; the other windows have ``segments``).
-    """
-
-    def __init__(self, curve: CurveParams, plan: Plan) -> None:
-        L = curve.limbs
-        w, b, n = plan.windows, plan.buckets, plan.n
-        segment = plan.segment or K.SEGMENT_BUCKETS
-        self.segments = max(1, b // segment)  # reduce threads per window
-        self.ones0 = w * plan.max_chunks
-        self.seg0 = self.ones0 + -(-n // K.ONES_PER)
-        self.tmp0 = self.seg0 + w * self.segments
-        self.level0 = self.tmp0 + 3 * w * self.segments
-        self.first = self.seg0 - self.ones0 + self.segments
-        self.level_size = _level_items(self.first, self.segments, w)  # the first level's, the largest
-        self.scalars = cuda.device_array((FR.limbs, n), dtype=np.uint32)
-        self.kinds = cuda.device_array(n, dtype=np.uint8)
-        self.counts = cuda.to_device(np.zeros((w, b), dtype=np.int32))  # scan re-zeroes it
-        self.offsets = cuda.device_array((w, b + 1), dtype=np.int32)
-        self.cursors = cuda.device_array((w, b), dtype=np.int32)
-        self.chunk_offsets = cuda.device_array((w, b + 1), dtype=np.int32)
-        self.chunk_buckets = cuda.device_array((w, plan.max_chunks), dtype=np.int32)
-        self.entries = cuda.device_array((w, n), dtype=np.uint32)
-        self.points = cuda.device_array((4 * L, self.level0 + 2 * self.level_size), dtype=np.uint32)
+    def __init__(self, curve: CurveParams, plan: Plan, host_scalars: bool = True) -> None:
+        self.curve, self.plan = curve, plan
+        slots = PointSlots.of(plan)
+        self.segments, self.ones0, self.seg0, self.tmp0 = slots.segments, slots.ones0, slots.seg0, slots.tmp0
+        self.level0, self.first, self.level_size = slots.level0, slots.first, slots.level_size
+        self.scalars = None
+        for name, (shape, dtype) in workspace_buffers(curve, plan, host_scalars).items():
+            setattr(self, name, cuda.device_array(shape, dtype=dtype))
+        fill_zero(self.counts)  # scan re-zeroes it
 
 
 _workspaces: dict = {}
 
 
-def workspace(curve: CurveParams, plan: Plan) -> Workspace:
+def _cached_workspace(curve: CurveParams, plan: Plan) -> Workspace:
     key = (_device_id(), curve.name, plan)
     if key not in _workspaces:
         _workspaces[key] = Workspace(curve, plan)
@@ -172,8 +211,10 @@ def result_shape(n: int, curve: CurveParams, window: int | None = None) -> tuple
 
 def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = False,
         window: int | None = None, chunk: int | None = None, segment: int | None = None, out=None,
-        stream=None) -> WindowSums:
-    """sum_i scalars[i] * bases[i] as its window sums; see the module docstring."""
+        stream=None, workspace: Workspace | None = None) -> WindowSums:
+    """sum_i scalars[i] * bases[i] as its window sums; see the module docstring. With
+    ``workspace`` (GPU; its curve, n <= workspace.plan.n) its plan is used (not
+    window/chunk/segment) and nothing is allocated or cached."""
     if not isinstance(bases, Bases):
         if curve is None:
             raise ValueError("msm: pass a Bases or the curve of a bare point array")
@@ -181,34 +222,50 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
     curve = bases.curve
     _check_points(bases.points, curve)
     n = _check_scalars(scalars, bases.count)
-    plan = make_plan(n, window, chunk, segment)
-    shape = result_shape(n, curve, window)
+    plan = make_plan(n, window, chunk, segment) if workspace is None else _workspace_plan(workspace, curve, n, (
+        window, chunk, segment))
+    shape = (4 * curve.limbs, plan.windows)
     if out is not None and (out.dtype != np.uint32 or tuple(out.shape) != shape
                             or is_device_array(out) != bases.on_device):
         raise ValueError(f"out must be a uint32 {shape} array on the bases' side, got {out.dtype} {out.shape}")
     if not bases.on_device:
+        if workspace is not None:
+            raise ValueError("msm: a workspace serves GPU bases only")
         host_scalars = scalars.copy_to_host() if is_device_array(scalars) else np.ascontiguousarray(scalars)
         sums = np.zeros(shape, dtype=np.uint32) if out is None else out
         if n:
-            cpu_msm(curve)(bases.points, host_scalars, montgomery, plan.c, sums)
+            cpu_msm(curve, bases.points, host_scalars, montgomery, plan.c, sums)
         else:
             sums[:] = 0
         return WindowSums(curve, plan.c, sums)
     stream = stream or cuda.default_stream()
     sums = cuda.device_array(shape, dtype=np.uint32, stream=stream) if out is None else out
     if n == 0:
-        sums.copy_to_device(np.zeros(shape, dtype=np.uint32), stream=stream)
+        fill_zero(sums, stream)
         return WindowSums(curve, plan.c, sums)
-    ws = workspace(curve, plan)
+    ws = workspace or _cached_workspace(curve, plan)
     if not is_device_array(scalars):
+        if ws.scalars is None or n != plan.n:
+            raise ValueError(f"msm: host scalars need a workspace with a scalar buffer for exactly {n}")
         ws.scalars.copy_to_device(np.ascontiguousarray(scalars), stream=stream)
         scalars = ws.scalars
+    if n < plan.n:
+        fill_zero(ws.kinds[n:], stream)  # accumulate's 0/1 path reads kinds up to plan.n
     _launch(curve, plan, ws, bases.points, scalars, bool(montgomery), sums, stream)
     return WindowSums(curve, plan.c, sums)
 
 
+def _workspace_plan(workspace: Workspace, curve: CurveParams, n: int, overrides: tuple) -> Plan:
+    if any(x is not None for x in overrides):
+        raise ValueError("msm: window, chunk and segment come from the workspace's plan")
+    if workspace.curve.name != curve.name or n > workspace.plan.n:
+        raise ValueError(f"msm: a {workspace.curve.name} workspace for {workspace.plan.n} scalars cannot serve "
+                         f"{n} {curve.name} scalars")
+    return workspace.plan
+
+
 def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream) -> None:
-    kern = K.curve_kernels(curve)
+    kern = K.POINT_KERNELS[curve.name]
     n, c, windows = plan.n, plan.c, plan.windows
     per_scalar = _grid(n)
     per_window = K.SIM_BLOCKS if K.SIMULATOR else windows
@@ -262,12 +319,17 @@ def msm_g2(bases, scalars, **options):
 def to_point(result: WindowSums):
     """A ``WindowSums`` (host, or device: then downloaded) -> the MSM as the reference's
     affine tuple, None for the identity: Horner's rule over the windows, top first, in
-    arkworks (c doublings and one addition per window) on the affine window sums."""
+    arkworks (c doublings and one addition per window) on the affine window sums; sums of
+    (parts, 4L, windows) (a streamed MSM's chunks) are first added up by window."""
     degree = result.curve.degree
     step = scalar(1 << result.c)
+    sums = result.copy_to_host().sums
+    parts = [_affine_sums(part, result.curve) for part in sums.reshape(-1, *sums.shape[-2:])]
     acc = None
-    for window in reversed(_affine_sums(result.copy_to_host().sums, result.curve)):
-        window = to_ark(window, degree)
+    for w in reversed(range(sums.shape[-1])):
+        window = to_ark(parts[0][w], degree)
+        for part in parts[1:]:
+            window = window + to_ark(part[w], degree)
         acc = window if acc is None else acc * step + window
     return from_ark(acc, degree)
 

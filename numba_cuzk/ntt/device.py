@@ -16,7 +16,9 @@ one radix-2 DIF stage of all J DFTs in it (log_r stages, bit-reversed result), a
 
 The buffer is (8, SLOTS) uint32: element (row, column jl) at slot p + p // 32 with
 p = row*J + jl. The pad word every 32 spreads the bit-reversed rows that ``block_store``
-reads across all 32 shared-memory banks (without it 8 rows hit the same bank).
+reads across all 32 shared-memory banks (without it 8 rows hit the same bank). The
+radix-4 kernels may use a swizzled layout instead (``slot``; the functions that touch the
+buffer take ``swizzle``).
 
 Every function takes (tid, stride): the GPU passes threadIdx.x and blockDim.x and
 synchronizes between calls; the CPU passes (0, 1).
@@ -25,7 +27,8 @@ mode bits: PRE multiplies input i by pre[i] (coset g^i, first pass), TWIDDLE app
 pre-twiddle (every pass but the first), POST multiplies output o by post[o & mask]
 (inverse: n^-1 or g^-o n^-1, last pass), REVERSE reads input i from (n - i) mod n
 (inverse, first pass: intt(A) = n^-1 ntt(A[-k]), so one forward table serves both
-directions; reversing the first pass's reads keeps the last pass in place).
+directions; reversing the first pass's reads keeps the last pass in place), SWIZZLE
+selects the swizzled buffer layout (read by the radix-4 kernels only).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ N = fr_ops.limbs
 SLOTS = (1 << BLOCK_LOG) + (1 << BLOCK_LOG) // 32
 ROOT_SLOTS = 1 << (MAX_RADIX_LOG - 1)
 
-PRE, TWIDDLE, POST, REVERSE = 1, 2, 4, 8
+PRE, TWIDDLE, POST, REVERSE, SWIZZLE = 1, 2, 4, 8, 16
 
 _mul, _add, _sub = fr_ops.mul, fr_ops.add, fr_ops.sub
 _M1 = np.int64(0x55555555)
@@ -64,8 +67,16 @@ def bit_reverse(k, bits):
 
 
 @device
-def slot(row, jl, log_j):
+def slot(row, jl, log_j, swizzle):
+    """Where element (row, column jl) lives in the buffer, p = row J + jl: p + p // 32 (the
+    pad word, for block_store's bit-reversed reads), or with ``swizzle`` (the radix-4
+    kernels) p with its low 5 bits XORed by (4 (p >> 4) ^ (p >> 5)) mod 32, a permutation
+    inside each run of 32 slots that leaves every warp access of radix4_group (rows
+    r0 + k h2: 2- and 4-way conflicts with the pad at h2 = 4, 1) and of block_store
+    conflict-free (counted for R = 2^6..2^8)."""
     p = (row << log_j) + jl
+    if swizzle:
+        return p ^ ((((p >> 4) << 2) ^ (p >> 5)) & 31)
     return p + (p >> 5)
 
 
@@ -80,38 +91,53 @@ def load_roots(rt, roots, tid, stride, log_r):
 
 
 @device
-def block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode):
+def load_element(x, y, src, b, j, r, tw, pre, log_n, log_r, log_ns, mode):
+    """x = input row r of column j of a pass, times its coset factor (PRE) and
+    pre-twiddle (TWIDDLE); y is scratch."""
+    i = j + (r << (log_n - log_r))
+    if mode & REVERSE:
+        i = (-i) & ((1 << log_n) - 1)
+    for limb in range(N):
+        x[limb] = src[b, limb, i]
+    if mode & PRE:
+        for limb in range(N):
+            y[limb] = pre[limb, i]
+        _mul(x, x, y)
+    m = j & ((1 << log_ns) - 1)
+    if mode & TWIDDLE and r != 0 and m != 0:  # w_(Ns R)^(r m) = tw[r Ns + m]; w^0 = 1: no product
+        k = (r << log_ns) + m
+        for limb in range(N):
+            y[limb] = tw[limb, k]
+        _mul(x, x, y)
+
+
+@device
+def store_element(x, y, dst, b, j, k, post, log_r, log_ns, mode):
+    """Output k of column j of a pass to its natural-order place, times post (POST); y is scratch."""
+    o = ((j >> log_ns) << (log_ns + log_r)) + (j & ((1 << log_ns) - 1)) + (k << log_ns)
+    if mode & POST:
+        for limb in range(N):
+            y[limb] = post[limb, o & (post.shape[1] - 1)]
+        _mul(x, x, y)
+    for limb in range(N):
+        dst[b, limb, o] = x[limb]
+
+
+@device
+def block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle):
     x = local_u32(N)
     y = local_u32(N)
-    log_cols = log_n - log_r
-    ns_mask = (1 << log_ns) - 1
-    n_mask = (1 << log_n) - 1
     for q in range(tid, 1 << (log_r + log_j), stride):
         jl = q & ((1 << log_j) - 1)
         r = q >> log_j
-        j = j0 + jl
-        i = j + (r << log_cols)
-        if mode & REVERSE:
-            i = (-i) & n_mask
-        for limb in range(N):
-            x[limb] = src[b, limb, i]
-        if mode & PRE:
-            for limb in range(N):
-                y[limb] = pre[limb, i]
-            _mul(x, x, y)
-        if mode & TWIDDLE:
-            k = (r << log_ns) + (j & ns_mask)  # w_(Ns R)^(r m) = tw[r Ns + m]
-            if r != 0 and (j & ns_mask) != 0:  # w^0 = 1: skip the product
-                for limb in range(N):
-                    y[limb] = tw[limb, k]
-                _mul(x, x, y)
-        p = slot(r, jl, log_j)
+        load_element(x, y, src, b, j0 + jl, r, tw, pre, log_n, log_r, log_ns, mode)
+        p = slot(r, jl, log_j, swizzle)
         for limb in range(N):
             buf[limb, p] = x[limb]
 
 
 @device
-def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j):
+def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j, swizzle):
     """Radix-2 DIF stage s < log_r on all columns: pairs rows (r0, r0 + h), h = R >> (s+1);
     (a, b) <- (a + b, (a - b) w_R^(p 2^s)) with p = r0 mod h."""
     x = local_u32(N)
@@ -125,8 +151,8 @@ def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j):
         u = t >> log_j
         p = u & h_mask
         r0 = ((u >> log_h) << (log_h + 1)) + p
-        s0 = slot(r0, jl, log_j)
-        s1 = slot(r0 + (1 << log_h), jl, log_j)
+        s0 = slot(r0, jl, log_j, swizzle)
+        s1 = slot(r0 + (1 << log_h), jl, log_j, swizzle)
         for limb in range(N):
             x[limb] = buf[limb, s0]
             y[limb] = buf[limb, s1]
@@ -143,30 +169,116 @@ def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j):
 
 
 @device
-def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode):
+def butterfly(a, b, t, w, rt, root):
+    """Radix-2 DIF butterfly (a, b) <- (a + b, (a - b) rt[root]); root 0 (w^0 = 1) skips
+    the product. t and w are scratch."""
+    _sub(t, a, b)
+    _add(a, a, b)
+    if root != 0:
+        for limb in range(N):
+            w[limb] = rt[limb, root]
+        _mul(b, t, w)
+    else:
+        for limb in range(N):
+            b[limb] = t[limb]
+
+
+@device
+def move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, to_buf):
+    """x0..x3 <-> rows r0 + {0, h2, 2 h2, 3 h2} of column jl in buf (to_buf: registers to
+    buf). The slots are computed where used: kept live across the butterflies they cost
+    9 registers (ptxas: 127 against 118)."""
+    s0 = slot(r0, jl, log_j, swizzle)
+    s1 = slot(r0 + h2, jl, log_j, swizzle)
+    s2 = slot(r0 + 2 * h2, jl, log_j, swizzle)
+    s3 = slot(r0 + 3 * h2, jl, log_j, swizzle)
+    for limb in range(N):
+        if to_buf:
+            buf[limb, s0] = x0[limb]
+            buf[limb, s1] = x1[limb]
+            buf[limb, s2] = x2[limb]
+            buf[limb, s3] = x3[limb]
+        else:
+            x0[limb] = buf[limb, s0]
+            x1[limb] = buf[limb, s1]
+            x2[limb] = buf[limb, s2]
+            x3[limb] = buf[limb, s3]
+
+
+@device
+def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stride,
+                 log_n, log_r, log_j, log_ns, mode, swizzle, from_global, to_global):
+    """Radix-2 DIF stages s and s + 1 (s + 2 <= log_r) of all J DFTs, two stages per trip
+    through shared memory: unit q (column jl, u < R/4) holds rows r0 + {0, h2, h1, h1 + h2}
+    (h1 = R >> (s+1), h2 = h1 / 2, r0 = r mod h2 + multiples of 2 h1) in registers: stage s
+    pairs (r0, r0 + h1) and (r0 + h2, r0 + h1 + h2) with roots w_R^(p 2^s) for p = r0 mod h1
+    and p + h2; stage s + 1 pairs (r0, r0 + h2) and (r0 + h1, r0 + h1 + h2), both with
+    w_R^(p 2^(s+1)). Stage s + 1's bit-reversed rows are those of block_stage.
+
+    from_global: rows come from src (as block_load: pre-twiddles, coset, reversal) instead
+    of buf; to_global: results go to dst in natural order (as block_store: POST) instead of
+    buf. Both at once would let a thread overwrite an element another has yet to read (the
+    last pass is in place): callers never ask for both."""
+    x0 = local_u32(N)
+    x1 = local_u32(N)
+    x2 = local_u32(N)
+    x3 = local_u32(N)
+    t = local_u32(N)
+    w = local_u32(N)
+    log_h2 = log_r - s - 2
+    h2 = 1 << log_h2
+    h1 = h2 << 1
+    for q in range(tid, 1 << (log_r + log_j - 2), stride):
+        jl = q & ((1 << log_j) - 1)
+        u = q >> log_j
+        p = u & (h2 - 1)
+        r0 = ((u >> log_h2) << (log_h2 + 2)) + p
+        if from_global:
+            j = j0 + jl
+            load_element(x0, t, src, b, j, r0, tw, pre, log_n, log_r, log_ns, mode)
+            load_element(x1, t, src, b, j, r0 + h2, tw, pre, log_n, log_r, log_ns, mode)
+            load_element(x2, t, src, b, j, r0 + h1, tw, pre, log_n, log_r, log_ns, mode)
+            load_element(x3, t, src, b, j, r0 + h1 + h2, tw, pre, log_n, log_r, log_ns, mode)
+        else:
+            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, False)
+        butterfly(x0, x2, t, w, rt, (p << s) << rt_shift)
+        butterfly(x1, x3, t, w, rt, ((p + h2) << s) << rt_shift)
+        butterfly(x0, x1, t, w, rt, (p << (s + 1)) << rt_shift)
+        butterfly(x2, x3, t, w, rt, (p << (s + 1)) << rt_shift)
+        if to_global:
+            j = j0 + jl
+            store_element(x0, t, dst, b, j, bit_reverse(r0, log_r), post, log_r, log_ns, mode)
+            store_element(x1, t, dst, b, j, bit_reverse(r0 + h2, log_r), post, log_r, log_ns, mode)
+            store_element(x2, t, dst, b, j, bit_reverse(r0 + h1, log_r), post, log_r, log_ns, mode)
+            store_element(x3, t, dst, b, j, bit_reverse(r0 + h1 + h2, log_r), post, log_r, log_ns, mode)
+        else:
+            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, True)
+
+
+@device
+def direct_store(log_r, log_j, log_ns):
+    """Whether a radix-4 pass's last group (s = log_r - 2) stores straight to dst: when its
+    runs of J consecutive outputs are as coalesced as block_store's (Ns >= J), and it is
+    not also the group that reads src (log_r >= 3)."""
+    return log_ns >= log_j and log_r >= 3
+
+
+@device
+def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle):
     x = local_u32(N)
     y = local_u32(N)
     # Consecutive q -> consecutive output addresses: a = min(J, Ns) columns share a run.
     log_a = min(log_j, log_ns)
     run_mask = (1 << (log_a + log_r)) - 1
     a_mask = (1 << log_a) - 1
-    ns_mask = (1 << log_ns) - 1
-    post_mask = post.shape[1] - 1
     for q in range(tid, 1 << (log_r + log_j), stride):
         rem = q & run_mask
         k = rem >> log_a
         jl = ((q >> (log_a + log_r)) << log_a) + (rem & a_mask)
-        j = j0 + jl
-        o = ((j >> log_ns) << (log_ns + log_r)) + (j & ns_mask) + (k << log_ns)
-        p = slot(bit_reverse(k, log_r), jl, log_j)
+        p = slot(bit_reverse(k, log_r), jl, log_j, swizzle)
         for limb in range(N):
             x[limb] = buf[limb, p]
-        if mode & POST:
-            for limb in range(N):
-                y[limb] = post[limb, o & post_mask]
-            _mul(x, x, y)
-        for limb in range(N):
-            dst[b, limb, o] = x[limb]
+        store_element(x, y, dst, b, j0 + jl, k, post, log_r, log_ns, mode)
 
 
 @device

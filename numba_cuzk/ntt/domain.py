@@ -64,20 +64,37 @@ def check_size(n: int) -> int:
     return log_n
 
 
-def plan(log_n: int, max_radix_log: int = MAX_RADIX_LOG) -> tuple[Pass, ...]:
+def plan(log_n: int, max_radix_log: int = MAX_RADIX_LOG, *, even: bool = False) -> tuple[Pass, ...]:
     """Passes for a size-2^log_n transform: ceil(log_n / max_radix_log) radices, as even
-    as possible, larger ones first. 2^24 -> 8, 8, 8; 2^22 -> 8, 7, 7; 2^20 -> 7, 7, 6."""
+    as possible, larger ones first. 2^24 -> 8, 8, 8; 2^22 -> 8, 7, 7; 2^20 -> 7, 7, 6.
+    With ``even`` (the radix-4 passes, which take stages two at a time), the same number
+    of passes with even radices and at most one odd one where log_n is odd: 2^22 -> 8, 8, 6;
+    2^20 -> 8, 6, 6; 2^26 -> 8, 6, 6, 6; 2^25 -> 7, 6, 6, 6 (the plain plan where no such
+    split fits under max_radix_log)."""
     if not 1 <= max_radix_log <= MAX_RADIX_LOG:
         raise ValueError(f"max_radix_log must be in [1, {MAX_RADIX_LOG}], got {max_radix_log}")
     count = -(-log_n // max_radix_log)
-    base, extra = divmod(log_n, count)
+    radices = _even_radices(log_n, count, max_radix_log) if even else None
+    if radices is None:
+        base, extra = divmod(log_n, count)
+        radices = [base + (k < extra) for k in range(count)]
     passes, log_ns = [], 0
-    for k in range(count):
-        log_r = base + (k < extra)
+    for log_r in radices:
         log_j = min(BLOCK_LOG - log_r, log_n - log_r)
         passes.append(Pass(log_n, log_r, log_ns, log_j))
         log_ns += log_r
     return tuple(passes)
+
+
+def _even_radices(log_n: int, count: int, max_radix_log: int) -> list[int] | None:
+    pairs, extra = divmod(log_n // 2, count)
+    radices = [2 * (pairs + (k < extra)) for k in range(count)]
+    if log_n % 2:
+        room = [k for k, r in enumerate(radices) if r < max_radix_log]
+        if not room:
+            return None
+        radices[room[0]] += 1
+    return radices if max(radices) <= max_radix_log and min(radices) >= 1 else None
 
 
 def montgomery_limbs(values: list[int]) -> np.ndarray:

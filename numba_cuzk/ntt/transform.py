@@ -20,8 +20,8 @@ Device memory held by the caches (clear_cache() drops them all):
 - twiddles per size 2^k: one table per pass after the first, (8, Ns*R) each: the last is
   n entries, so ~32 n bytes (512 MiB at 2^24, 8 GiB at 2^28); built on first use, shared
   by the forward and inverse transforms (the inverse reverses the input order).
-- coset tables: g^i (coset_ntt) or g^-i / n (coset_intt), 32 n bytes per (size, g,
-  direction), at most COSET_CACHE_SIZE kept.
+- coset tables: g^i (coset_ntt), g^-i / n (coset_intt) or g^i / n (shift_to_coset),
+  32 n bytes per (size, base, scaled), at most COSET_CACHE_SIZE kept.
 - workspaces: 32 n bytes per vector per cached shape.
 Tables are built on first use with synchronous copies and the legacy default stream,
 so later work on any stream sees them; call ``prepare`` to build them ahead of timing.
@@ -36,14 +36,19 @@ from numba_cuzk.field.params import FR
 from numba_cuzk.field.target import is_device_array
 from numba_cuzk.ntt import domain
 from numba_cuzk.ntt.device import POST, PRE, REVERSE, TWIDDLE
-from numba_cuzk.ntt.kernels import BUILD_THREADS, LAUNCH_THREADS, cpu_pass, cpu_powers, gpu_pass, gpu_powers
+from numba_cuzk.ntt.kernels import BUILD_THREADS, PASS_KERNELS, cpu_powers, gpu_powers
 
 COSET_CACHE_SIZE = 4
+# The pass kernel (kernels.PASS_KERNELS) of every transform not told otherwise, the prover's
+# included: "radix2" (one shared-memory trip per stage), "radix4" (two stages per trip, in
+# registers, swizzled buffer), "radix4_b3" (radix4 in <= 80 registers) or "radix4_pad"
+# (radix4 with radix2's padded buffer). bench/ntt.py times them all.
+VARIANT = "radix4"
 
 # Keys start with _side(): None for the CPU, the GPU's id for device arrays (one set of
 # tables per GPU when several are used).
 _tables: dict = {}  # (side, log_n, plan) -> per-pass twiddle tables
-_cosets: dict = {}  # (side, log_n, g, inverse) -> (8, n) table, insertion-ordered
+_cosets: dict = {}  # (side, log_n, base, scaled) -> (8, n) table, insertion-ordered
 _workspaces: dict = {}  # (side, shape) -> device array
 _constants: dict = {}  # (side, name) -> small tables
 
@@ -69,14 +74,28 @@ def coset_intt(values, g: int, out=None, *, stream=None, workspace=None):
     return transform(values, out, inverse=True, g=g, stream=stream, workspace=workspace)
 
 
+def shift_to_coset(values, g: int, out=None, *, stream=None, workspace=None, variant: str | None = None):
+    """Evaluations on g<w> of the polynomial whose evaluations on <w> are ``values``:
+    coset_ntt(intt(values), g), with the n^-1 and g^i factors in one table applied by the
+    inverse's last pass (one product per element fewer than the two calls)."""
+    intt_out = transform(values, out, inverse=True, shift=g, stream=stream, workspace=workspace, variant=variant)
+    return transform(intt_out, inverse=False, stream=stream, workspace=workspace, variant=variant)
+
+
 def transform(values, out=None, *, inverse: bool, g: int | None = None, stream=None, workspace=None,
-              max_radix_log: int = domain.MAX_RADIX_LOG):
-    """The four public transforms; ``max_radix_log`` (stages per pass) is for tuning."""
+              max_radix_log: int = domain.MAX_RADIX_LOG, variant: str | None = None, shift: int | None = None):
+    """The four public transforms; ``max_radix_log`` (stages per pass) and ``variant`` (a
+    key of kernels.PASS_KERNELS, default VARIANT) are for tuning. ``shift`` (inverse only,
+    no g): also multiply output i by shift^i (shift_to_coset's first half)."""
     on_device = is_device_array(values)
     batch, log_n = _check(values, out, workspace, on_device)
-    if g is not None and g % FR.modulus == 0:
-        raise ValueError("coset generator must be nonzero mod r")
-    passes = domain.plan(log_n, max_radix_log)
+    for name, base in (("coset generator", g), ("coset shift", shift)):
+        if base is not None and base % FR.modulus == 0:
+            raise ValueError(f"{name} must be nonzero mod r")
+    if shift is not None and (g is not None or not inverse):
+        raise ValueError("shift applies to a plain inverse transform only")
+    kernel = _pass_kernel(variant)
+    passes = domain.plan(log_n, max_radix_log, even=kernel.even_radices)
     src = _batched(values, batch, log_n)
     dst = src if out is None else _batched(out, batch, log_n)
     scratch = None
@@ -86,33 +105,46 @@ def transform(values, out=None, *, inverse: bool, g: int | None = None, stream=N
     roots = _constant(on_device, "roots")
     one = _constant(on_device, "one")
     pre = _coset(on_device, log_n, g, False) if g is not None and not inverse else one
-    if inverse:
-        post = _coset(on_device, log_n, g, True) if g is not None else _constant(on_device, f"n_inv{log_n}")
+    if inverse and g is not None:
+        post = _coset(on_device, log_n, pow(g, -1, FR.modulus), True)
+    elif inverse and shift is not None:
+        post = _coset(on_device, log_n, shift, True)
+    elif inverse:
+        post = _constant(on_device, f"n_inv{log_n}")
     else:
         post = one
     for k, (p, target) in enumerate(zip(passes, _targets(len(passes), dst, scratch, in_place=out is None))):
-        mode = TWIDDLE if not p.first else 0
+        mode = kernel.mode_bits | (TWIDDLE if not p.first else 0)
         if p.first:
             mode |= REVERSE if inverse else (PRE if g is not None else 0)
         if p.last and inverse:
             mode |= POST
         args = (src, target, twiddles[k], pre, post, roots, log_n, p.log_r, p.log_j, p.log_ns, mode)
         if on_device:
-            gpu_pass[(p.blocks, batch), LAUNCH_THREADS, stream or 0](*args)
+            kernel.gpu[(p.blocks, batch), kernel.threads, stream or 0](*args)
         else:
-            cpu_pass(*args)
+            kernel.cpu(*args)
         src = target
     return values if out is None else out
 
 
+def _pass_kernel(variant: str | None):
+    name = VARIANT if variant is None else variant
+    if name not in PASS_KERNELS:
+        raise ValueError(f"unknown NTT pass kernel {name!r}; expected one of {sorted(PASS_KERNELS)}")
+    return PASS_KERNELS[name]
+
+
 def prepare(log_n: int, *, on_device: bool = True, g: int | None = None,
-            max_radix_log: int = domain.MAX_RADIX_LOG) -> None:
-    """Build (and cache) the tables a size-2^log_n transform (and its coset, for g) needs."""
+            max_radix_log: int = domain.MAX_RADIX_LOG, variant: str | None = None) -> None:
+    """Build (and cache) the tables a size-2^log_n transform (and its coset and
+    shift_to_coset, for g) needs."""
     domain.check_size(1 << log_n)
-    _twiddles(on_device, log_n, domain.plan(log_n, max_radix_log))
+    _twiddles(on_device, log_n, domain.plan(log_n, max_radix_log, even=_pass_kernel(variant).even_radices))
     _constant(on_device, f"n_inv{log_n}")
     if g is not None:
         _coset(on_device, log_n, g, False)
+        _coset(on_device, log_n, pow(g, -1, FR.modulus), True)
         _coset(on_device, log_n, g, True)
 
 
@@ -226,17 +258,14 @@ def _twiddles(on_device: bool, log_n: int, passes: tuple) -> list:
     return _tables[key]
 
 
-def _coset(on_device: bool, log_n: int, g: int, inverse: bool):
-    """g^i (forward) or g^-i n^-1 (inverse), i < n."""
-    g %= FR.modulus
-    key = (_side(on_device), log_n, g, inverse)
+def _coset(on_device: bool, log_n: int, base: int, scaled: bool):
+    """base^i (times n^-1 if scaled), i < n: g^i (coset_ntt's PRE), g^-i n^-1 (coset_intt's
+    POST), g^i n^-1 (shift_to_coset's POST)."""
+    base %= FR.modulus
+    key = (_side(on_device), log_n, base, scaled)
     if key not in _cosets:
         while len(_cosets) >= COSET_CACHE_SIZE:
             _cosets.pop(next(iter(_cosets)))
         n = 1 << log_n
-        if inverse:
-            table = _build_powers(on_device, n, pow(g, -1, FR.modulus), log_n, scale=pow(n, -1, FR.modulus))
-        else:
-            table = _build_powers(on_device, n, g, log_n)
-        _cosets[key] = table
+        _cosets[key] = _build_powers(on_device, n, base, log_n, scale=pow(n, -1, FR.modulus) if scaled else 1)
     return _cosets[key]

@@ -22,14 +22,24 @@ Figures (``analyze``), per device, plus "all" = the mean over devices
 2. ``lock_held_pct``: union of ``lock_held`` intervals / span; ``held_idle_pct``: the
    lock held while the device is idle, / span (the lock's own cost: launching while the
    device still runs the previous partition costs nothing).
-3. ``busy_pct``: union of device-timed ``kernel`` intervals / span; ``idle_in_bracket_pct``
-   is brackets minus kernels, what figure 1 counts as busy though the device was idle.
+3. ``busy_pct``: union of device-timed ``kernel`` phase intervals (CUDA events around a
+   group of launches) / span. ``kernel_busy_pct``, in a timeline with CUPTI records
+   (``trace="kernels"``): the union of the ``cupti_kernel`` intervals / span, the device's
+   own account; ``phase_gap_pct`` = phases minus kernels, the launch gaps inside phases that
+   ``busy_pct`` counts as busy; ``outside_phases_pct`` = kernels outside every phase (a
+   key's warm-up, or a clock mapping that is off). Where kernel records exist they are
+   the device's busy time for everything below ("busy"); otherwise the phases are.
+   ``idle_in_bracket_pct`` is brackets minus busy, what figure 1 counts as busy though the
+   device was idle.
 4. ``nvml_mean_pct``, ``nvml_zero_pct``: mean NVML utilization of the window's samples,
    and the share of those samples at 0%.
-5. ``phases``: kernel efficiency per phase, over the kernels that start in the window:
+5. ``phases``: kernel efficiency per phase, over the phases that start in the window:
    achieved products (G/s) = products / device time, and efficiency % = the time the
    products would take at the peaks, (fr_muls / fr peak + fq_muls / fq peak), over the
-   device time. Phases without operation counts have no efficiency.
+   device time: the phases' kernel records' union inside them where the timeline has
+   records (``kernel_ms``, ``launches``), else the phase intervals. Phases without
+   operation counts have no efficiency. ``kernels`` lists the CUPTI kernels that start in
+   the window by name: launches, device ms, mean us.
 6. ``gaps_ms``: every idle ms of the window (span minus busy) assigned to exactly one
    cause, the first in CAUSES whose condition holds (below); ``Analysis.gaps_ms`` totals
    them over devices, and ``per_partition`` divides by the partitions in the window.
@@ -49,6 +59,8 @@ alloc       an allocation for this device runs (a key made resident: buffers, ke
 sync        the host is in a synchronize on this device
 epilogue    an epilogue runs inside this device's lock
 lock_wait   a GPU worker of this device waits for its lock while nobody holds it
+phase_gap   inside a kernel phase (kernel records only): the host had not launched the
+            phase's next kernel yet, a launch gap that the phase figure counts as busy
 launch      a partition is in flight here (picked up, its device work not yet seen done):
             host work before or between kernel launches that no event above explains
 dispatch    nothing in flight here, yet a partition is queued: all GPU workers are busy
@@ -75,7 +87,8 @@ from numba_cuzk.timeline import intervals as iv
 from numba_cuzk.timeline.reader import Timeline
 
 WINDOWS = ("whole", "steady")
-CAUSES = ("download", "upload", "alloc", "sync", "epilogue", "lock_wait", "launch", "dispatch", "starvation")
+CAUSES = ("download", "upload", "alloc", "sync", "epilogue", "lock_wait", "phase_gap", "launch", "dispatch",
+          "starvation")
 
 Key = tuple[str, int]  # (job, partition)
 
@@ -100,6 +113,9 @@ class DeviceFigures:
     lock_held_pct: float
     held_idle_pct: float
     busy_pct: float
+    kernel_busy_pct: float | None
+    phase_gap_pct: float | None
+    outside_phases_pct: float | None
     idle_in_bracket_pct: float
     nvml_mean_pct: float | None
     nvml_zero_pct: float | None
@@ -109,21 +125,37 @@ class DeviceFigures:
 
 @dataclass
 class PhaseFigures:
-    """Figure 5 for one kernel phase: ``kernels`` launches, ``device_ms`` their device
-    time, achieved Fr / Fq products (G/s), efficiency (% of peak; None without counts)."""
+    """Figure 5 for one kernel phase: ``kernels`` phase intervals, ``device_ms`` their time,
+    ``kernel_ms`` and ``launches`` the kernel records inside them (None without records),
+    achieved Fr / Fq products (G/s) and efficiency (% of peak; None without counts) over
+    kernel_ms where known, else device_ms."""
 
     phase: str
     kernels: int
     device_ms: float
+    kernel_ms: float | None
+    launches: int | None
     fr_gmul_s: float
     fq_gmul_s: float
     efficiency_pct: float | None
 
 
 @dataclass
+class KernelFigures:
+    """CUPTI kernels of one name that start in the window: ``launches``, ``device_ms``
+    (their summed durations), ``mean_us``."""
+
+    name: str
+    launches: int
+    device_ms: float
+    mean_us: float
+
+
+@dataclass
 class PartitionFigures:
     """One partition's times (ms): synthesis, queued -> picked up, lock wait, lock held
-    (its launches) and kernel device time; None where the timeline has no such event."""
+    (its launches) and kernel device time (its kernel records inside its phases where the
+    timeline has records, else its phases); None where the timeline has no such event."""
 
     job: str
     partition: int
@@ -164,12 +196,19 @@ class Analysis:
     end_ms: float
     devices: list[DeviceFigures]
     phases: list[PhaseFigures]
+    kernels: list[KernelFigures]
     partitions: list[PartitionFigures]
     balance: Balance
     queue: np.ndarray = field(repr=False)
     peaks: Peaks
     done: int
     failed: int
+    clock: dict | None = None  # the cupti_clock event: how the kernel records were mapped
+
+    @property
+    def traced(self) -> bool:
+        """Whether the figures rest on kernel records (CUPTI)."""
+        return any(d.kernel_busy_pct is not None for d in self.devices)
 
     @property
     def span_ms(self) -> float:
@@ -193,16 +232,26 @@ def analyze(timeline: Timeline, window: str = "whole", peaks: Peaks = Peaks()) -
     first_kernel = _first_kernel_starts(events["kernel"])
     keys = {key for key, (_, t) in first_kernel.items() if start_ms <= t < end_ms}
     queue = _queue_depth(events)
-    devices = [_device_figures(events, d, start_ms, end_ms, queue)
+    records = _records(events["cupti_kernel"])
+    devices = [_device_figures(events, d, start_ms, end_ms, queue, records.get(d))
                for d in sorted({device for device, _ in first_kernel.values()})]
     by_partition = _by_partition(timeline)
-    partitions = [_partition_figures(by_partition[key], key, first_kernel[key][0]) for key in sorted(keys)]
+    partitions = [_partition_figures(by_partition[key], key, first_kernel[key][0], records)
+                  for key in sorted(keys)]
+    clock = events["cupti_clock"]
     return Analysis(
         window=window, start_ms=start_ms, end_ms=end_ms, devices=devices,
-        phases=_phases(events["kernel"], start_ms, end_ms, peaks), partitions=partitions,
+        phases=_phases(events, start_ms, end_ms, peaks, records),
+        kernels=_kernels(events["cupti_kernel"], start_ms, end_ms), partitions=partitions,
         balance=_balance(events, devices, partitions, queue, start_ms, end_ms),
         queue=queue, peaks=peaks, done=len(events["done"]), failed=len(events["failed"]),
+        clock={k: v for k, v in clock[-1].items() if k not in ("event", "t_ms")} if clock else None,
     )
+
+
+def _records(kernels: list[dict]) -> dict[int, np.ndarray]:
+    """Per device, the union of its CUPTI kernel records (the whole run)."""
+    return {d: iv.union(_spans(kernels, device=d)) for d in sorted({int(e["device"]) for e in kernels})}
 
 
 def _window(events: dict[str, list[dict]], window: str) -> tuple[float, float]:
@@ -300,30 +349,39 @@ def _in_flight(events: dict[str, list[dict]], device: int, end_ms: float) -> np.
 
 
 def _device_figures(events: dict[str, list[dict]], device: int, start_ms: float, end_ms: float,
-                    queue: np.ndarray) -> DeviceFigures:
-    """Figures 1-4 and 6 for ``device`` over [start_ms, end_ms]."""
+                    queue: np.ndarray, records: np.ndarray | None) -> DeviceFigures:
+    """Figures 1-4 and 6 for ``device`` over [start_ms, end_ms]; ``records``: the union of
+    its CUPTI kernels, None without them."""
     span = end_ms - start_ms
 
     def union(name: str, **match: object) -> np.ndarray:
         return iv.union(iv.clip(_spans(events[name], device=device, **match), start_ms, end_ms))
 
-    busy, brackets, held = union("kernel"), union("gpu_bracket"), union("lock_held")
+    phases, brackets, held = union("kernel"), union("gpu_bracket"), union("lock_held")
+    busy = phases if records is None else iv.clip(records, start_ms, end_ms)
     both = iv.length(brackets) + iv.length(busy) - iv.length(iv.union(np.vstack([brackets, busy])))
     in_flight = iv.union(iv.clip(_in_flight(events, device, end_ms), start_ms, end_ms))
     conditions = {
         "download": union("download"), "upload": iv.intersect(union("staging"), in_flight),
         "alloc": union("alloc"), "sync": union("sync"), "epilogue": union("epilogue", in_lock=True),
-        "lock_wait": union("lock_wait"), "launch": in_flight,
+        "lock_wait": union("lock_wait"), "phase_gap": phases, "launch": in_flight,
     }
     gaps = _attribute(start_ms, end_ms, busy, held, conditions, queue)
     samples = np.array([e["util_pct"] for e in events["nvml"]
                         if e["device"] == device and start_ms <= e["t_ms"] <= end_ms], dtype=float)
+    traced = {"kernel_busy_pct": None, "phase_gap_pct": None, "outside_phases_pct": None}
+    if records is not None:
+        in_phases = iv.length(iv.intersect(phases, busy))
+        traced = {"kernel_busy_pct": 100 * iv.length(busy) / span,
+                  "phase_gap_pct": 100 * (iv.length(phases) - in_phases) / span,
+                  "outside_phases_pct": 100 * (iv.length(busy) - in_phases) / span}
     return DeviceFigures(
         device=device,
         bracket_pct=100 * iv.length(brackets) / span,
         lock_held_pct=100 * iv.length(held) / span,
         held_idle_pct=100 * (iv.length(held) - iv.length(iv.intersect(held, busy))) / span,
-        busy_pct=100 * iv.length(busy) / span,
+        busy_pct=100 * iv.length(phases) / span,
+        **traced,
         idle_in_bracket_pct=100 * (iv.length(brackets) - both) / span,
         nvml_mean_pct=float(samples.mean()) if len(samples) else None,
         nvml_zero_pct=100 * float(np.mean(samples == 0)) if len(samples) else None,
@@ -357,35 +415,60 @@ def _attribute(start_ms: float, end_ms: float, busy: np.ndarray, held: np.ndarra
                   for a, b in iv.runs(starts, ends, cause == i))
 
 
-def _phases(kernels: list[dict], start_ms: float, end_ms: float, peaks: Peaks) -> list[PhaseFigures]:
-    """Figure 5: kernels that start in [start_ms, end_ms), grouped by phase."""
+def _phases(events: dict[str, list[dict]], start_ms: float, end_ms: float, peaks: Peaks,
+            records: dict[int, np.ndarray]) -> list[PhaseFigures]:
+    """Figure 5: phase intervals that start in [start_ms, end_ms), grouped by phase."""
     groups = defaultdict(list)
-    for e in kernels:
+    for e in events["kernel"]:
         if start_ms <= e["t_ms"] < end_ms:
             groups[e["phase"]].append(e)
-    return [_phase(phase, group, peaks) for phase, group in sorted(groups.items())]
+    starts = {d: np.sort([e["t_ms"] for e in events["cupti_kernel"] if e["device"] == d]) for d in records}
+    return [_phase(phase, group, peaks, records, starts) for phase, group in sorted(groups.items())]
 
 
-def _phase(phase: str, kernels: list[dict], peaks: Peaks) -> PhaseFigures:
+def _phase(phase: str, kernels: list[dict], peaks: Peaks, records: dict[int, np.ndarray],
+           starts: dict[int, np.ndarray]) -> PhaseFigures:
     device_ms = sum(e["end_ms"] - e["t_ms"] for e in kernels)
+    kernel_ms = launches = None
+    if records:
+        kernel_ms, launches = 0.0, 0
+        for d in {int(e["device"]) for e in kernels}:
+            inside = iv.union(_spans(kernels, device=d))
+            kernel_ms += iv.length(iv.intersect(inside, records.get(d, iv.EMPTY)))
+            launches += int(iv.covered(inside, starts.get(d, np.zeros(0))).sum())
+    timed_ms = device_ms if kernel_ms is None else kernel_ms
     fr, fq = (sum(e.get(name, 0) for e in kernels) for name in ("fr_muls", "fq_muls"))
     # products per ms / 1e6 = G products per s
-    fr_gps, fq_gps = (n / device_ms / 1e6 if device_ms > 0 else 0.0 for n in (fr, fq))
-    counted = device_ms > 0 and any("fr_muls" in e or "fq_muls" in e for e in kernels)
+    fr_gps, fq_gps = (n / timed_ms / 1e6 if timed_ms > 0 else 0.0 for n in (fr, fq))
+    counted = timed_ms > 0 and any("fr_muls" in e or "fq_muls" in e for e in kernels)
     efficiency = 100 * (fr_gps / peaks.fr_mul_gps + fq_gps / peaks.fq_mul_gps) if counted else None
-    return PhaseFigures(phase, len(kernels), device_ms, fr_gps, fq_gps, efficiency)
+    return PhaseFigures(phase, len(kernels), device_ms, kernel_ms, launches, fr_gps, fq_gps, efficiency)
 
 
-def _partition_figures(mine: dict[str, list[dict]], key: Key, device: int) -> PartitionFigures:
+def _kernels(records: list[dict], start_ms: float, end_ms: float) -> list[KernelFigures]:
+    """The CUPTI kernels that start in [start_ms, end_ms) by name, most device time first."""
+    groups = defaultdict(list)
+    for e in records:
+        if start_ms <= e["t_ms"] < end_ms:
+            groups[e["name"]].append(e["end_ms"] - e["t_ms"])
+    figures = [KernelFigures(name, len(ms), sum(ms), 1e3 * sum(ms) / len(ms)) for name, ms in groups.items()]
+    return sorted(figures, key=lambda k: -k.device_ms)
+
+
+def _partition_figures(mine: dict[str, list[dict]], key: Key, device: int,
+                       records: dict[int, np.ndarray]) -> PartitionFigures:
     """Figures of partition ``key`` from ``mine``, its events by name."""
     def total(name: str) -> float | None:
         return sum(e["end_ms"] - e["t_ms"] for e in mine[name]) if mine[name] else None
 
+    kernel_ms = total("kernel") or 0.0
+    if device in records:
+        kernel_ms = iv.length(iv.intersect(iv.union(_spans(mine["kernel"])), records[device]))
     queued, picked = mine["queued"], mine["picked_up"]
     return PartitionFigures(
         job=key[0], partition=key[1], device=device, synthesis_ms=total("synthesis"),
         queued_ms=picked[0]["t_ms"] - queued[0]["t_ms"] if queued and picked else None,
-        lock_wait_ms=total("lock_wait"), lock_held_ms=total("lock_held"), kernel_ms=total("kernel") or 0.0,
+        lock_wait_ms=total("lock_wait"), lock_held_ms=total("lock_held"), kernel_ms=kernel_ms,
     )
 
 

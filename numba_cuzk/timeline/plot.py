@@ -2,8 +2,9 @@
 
 Lanes, top to bottom: one per synthesis worker; per GPU, the host view (lock held and
 the cuzk-style GPU_START..GPU_END brackets, which run on past the lock while the host
-waits for the device, and overlap when partitions are queued), the device view (kernels timed on
-the device, by phase) and the idle time by cause over the analysed window. Under them:
+waits for the device, and overlap when partitions are queued), the device view (kernel
+phases timed on the device with CUDA events), in a timeline with CUPTI records the kernels
+and copies themselves (by stream), and the idle time by cause over the analysed window. Under them:
 queue depth and NVML utilization. Time is in seconds on the host clock. A window other
 than the whole run is drawn alone (with a 5% margin), so that a steady state after a long
 warm-up is not a sliver at the edge of the chart.
@@ -19,7 +20,8 @@ from numba_cuzk.timeline.reader import Timeline
 
 LANE_IN = 0.4  # figure height per lane, inches
 CAUSE_COLORS = dict(zip(CAUSES, ("#1f77b4", "#17becf", "#9467bd", "#d62728", "#8c564b",
-                                 "#ff7f0e", "#e377c2", "#bcbd22", "#7f7f7f")))
+                                 "#ff7f0e", "#f7b6d2", "#e377c2", "#bcbd22", "#7f7f7f")))
+STREAM_COLORS = ("#08519c", "#6baed6", "#a50f15", "#fc9272")  # CUPTI records, by stream
 Bar = tuple[float, float, str, float]  # start_ms, end_ms, color, height (share of a lane)
 
 
@@ -40,8 +42,9 @@ def gantt(timeline: Timeline, a: Analysis, path: str | os.PathLike) -> None:
         margin = 0.05 * (a.end_ms - a.start_ms)
         ax.set_xlim((a.start_ms - margin) / 1e3, (a.end_ms + margin) / 1e3)
     ax.set_title(f"{timeline.header.get('host', '?')} pid {timeline.header.get('pid', '?')}: "
-                 f"{a.window} window shaded; device busy {_pct(a.mean('busy_pct'))}, "
-                 f"host brackets {_pct(a.mean('bracket_pct'))}")
+                 f"{a.window} window shaded; device busy {_pct(a.mean('busy_pct'))} (phases)"
+                 + (f", {_pct(a.mean('kernel_busy_pct'))} (kernels)" if a.traced else "")
+                 + f", host brackets {_pct(a.mean('bracket_pct'))}")
     nvml_ax.set_xlabel("time (s)")
     with atomic_write(path) as file:
         fig.savefig(file, dpi=110, format="png")
@@ -58,17 +61,26 @@ def _lanes(timeline: Timeline, a: Analysis) -> tuple[list[tuple[str, list[Bar]]]
     phases = sorted({e["phase"] for e in timeline.of("kernel")})
     palette = ("#2ca02c", "#98df8a", "#1f9e89", "#6a3d9a", "#b15928", "#ffd92f", "#fb9a99", "#a6cee3")
     phase_color = {p: palette[i % len(palette)] for i, p in enumerate(phases)}
+    legend: dict[str, str] = {}
     for d in a.devices:
         mine = [e for e in timeline.events if e.get("device") == d.device]
         host = [(e["t_ms"], e["end_ms"], "#d9d9d9", 0.8) for e in mine if e["event"] == "lock_held"]
         host += [(e["t_ms"], e["end_ms"], "#525252", 0.4) for e in mine if e["event"] == "gpu_bracket"]
         lanes.append((f"gpu{d.device} host", host))
-        lanes.append((f"gpu{d.device} device",
+        lanes.append((f"gpu{d.device} phases",
                       [(e["t_ms"], e["end_ms"], phase_color[e["phase"]], 0.8)
                        for e in mine if e["event"] == "kernel"]))
+        records = [e for e in mine if e["event"] in ("cupti_kernel", "cupti_memcpy")]
+        if records:
+            streams = sorted({(e["event"], e["stream"]) for e in records})
+            color = {s: STREAM_COLORS[i % len(STREAM_COLORS)] for i, s in enumerate(streams)}
+            lanes.append((f"gpu{d.device} kernels, copies",
+                          [(e["t_ms"], e["end_ms"], color[(e["event"], e["stream"])], 0.8) for e in records]))
+            legend.update({f"{'kernels' if kind == 'cupti_kernel' else 'copies'} stream {stream}": c
+                           for (kind, stream), c in color.items()})
         lanes.append((f"gpu{d.device} idle", [(s, e, CAUSE_COLORS[c], 0.8) for s, e, c in d.gaps]))
     causes = {c for d in a.devices for _, _, c in d.gaps}
-    legend = {"lock held": "#d9d9d9", "host bracket": "#525252", **phase_color,
+    legend = {"lock held": "#d9d9d9", "host bracket": "#525252", **phase_color, **legend,
               **{f"idle: {c}": color for c, color in CAUSE_COLORS.items() if c in causes}}
     return lanes, legend
 

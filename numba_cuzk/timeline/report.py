@@ -13,7 +13,10 @@ UTILIZATION = (  # (DeviceFigures attribute, column heading)
     ("bracket_pct", "host brackets %"),
     ("lock_held_pct", "lock held %"),
     ("held_idle_pct", "lock held, device idle %"),
-    ("busy_pct", "device busy %"),
+    ("busy_pct", "device busy, phases %"),
+    ("kernel_busy_pct", "device busy, kernels %"),
+    ("phase_gap_pct", "launch gaps inside phases %"),
+    ("outside_phases_pct", "kernels outside phases %"),
     ("idle_in_bracket_pct", "idle in brackets %"),
     ("nvml_mean_pct", "NVML mean %"),
     ("nvml_zero_pct", "NVML at 0 %"),
@@ -35,7 +38,8 @@ def to_dict(a: Analysis) -> dict:
             "per_partition_ms": {cause: _per_partition(ms, a) for cause, ms in gaps.items()},
         },
         "kernels": {"peaks_gps": {"fr_mul": a.peaks.fr_mul_gps, "fq_mul": a.peaks.fq_mul_gps},
-                    "phases": [vars(p) for p in a.phases]},
+                    "phases": [vars(p) for p in a.phases], "records": [vars(k) for k in a.kernels],
+                    "launches_per_partition": _launches_per_partition(a), "clock": a.clock},
         "balance": {
             **{k: v for k, v in vars(a.balance).items() if k != "starvation"},
             "starvation": {"episodes": len(starvation), "total_ms": sum(starvation),
@@ -50,8 +54,9 @@ def to_dict(a: Analysis) -> dict:
 
 
 def tables(a: Analysis) -> list[Table]:
-    """Utilization, idle time by cause, kernel efficiency and balance, for rich to print."""
-    return [_utilization(a), _gaps(a), _kernels(a), _balance(a)]
+    """Utilization, idle time by cause, kernel efficiency, the kernel records (with a
+    trace) and balance, for rich to print."""
+    return [_utilization(a), _gaps(a), _kernels(a), *([_records(a)] if a.traced else []), _balance(a)]
 
 
 def short(a: Analysis) -> str:
@@ -62,24 +67,31 @@ def short(a: Analysis) -> str:
     idle = ", ".join(f"{cause} {_share(ms, a):.1f}%" for ms, cause in causes[:4]) or "none"
     b = a.balance
     nvml = a.mean("nvml_mean_pct")
+    busy = a.mean("kernel_busy_pct") if a.traced else a.mean("busy_pct")
+    level = (f"device busy {busy:.1f}% (kernel records; phases {a.mean('busy_pct'):.1f}%, launch gaps inside "
+             f"phases {a.mean('phase_gap_pct'):.1f}%)" if a.traced else f"device busy {busy:.1f}% (phases)")
     return "\n".join([
-        f"GPU over the {a.window} window ({a.span_ms / 1e3:.2f} s): device busy {a.mean('busy_pct'):.1f}%, "
+        f"GPU over the {a.window} window ({a.span_ms / 1e3:.2f} s): {level}, "
         f"host brackets {a.mean('bracket_pct'):.1f}%, lock held {a.mean('lock_held_pct'):.1f}%"
         + ("" if nvml is None else f", NVML {nvml:.0f}%"),
-        f"device idle {100 - a.mean('busy_pct'):.1f}%: {idle}",
+        f"device idle {100 - busy:.1f}%: {idle}",
         f"per partition: synthesis {_ms(b.synthesis_ms)} vs GPU kernels {_ms(b.kernel_ms)}; synthesis workers "
         f"{b.workers}, to keep the GPU fed {'-' if b.workers_needed is None else b.workers_needed}",
     ])
 
 
+TRACED = {"kernel_busy_pct", "phase_gap_pct", "outside_phases_pct"}  # columns of a timeline with kernel records
+
+
 def _utilization(a: Analysis) -> Table:
     table = Table(title=f"GPU utilization, {a.window} window ({a.span_ms:.1f} ms)")
+    shown = [(name, heading) for name, heading in UTILIZATION if a.traced or name not in TRACED]
     table.add_column("device")
-    for _, heading in UTILIZATION:
+    for _, heading in shown:
         table.add_column(heading, justify="right")
-    rows = [(str(d.device), [getattr(d, name) for name, _ in UTILIZATION]) for d in a.devices]
+    rows = [(str(d.device), [getattr(d, name) for name, _ in shown]) for d in a.devices]
     if len(a.devices) > 1:
-        rows.append(("all", [a.mean(name) for name, _ in UTILIZATION]))
+        rows.append(("all", [a.mean(name) for name, _ in shown]))
     for label, values in rows:
         table.add_row(label, *(_pct(v) for v in values))
     return table
@@ -99,13 +111,49 @@ def _gaps(a: Analysis) -> Table:
 
 
 def _kernels(a: Analysis) -> Table:
-    table = Table(title=f"Kernel efficiency (peaks: Fr {a.peaks.fr_mul_gps} G/s, Fq {a.peaks.fq_mul_gps} G/s)")
-    for heading in ("phase", "kernels", "device ms", "Fr G/s", "Fq G/s", "% of peak"):
+    table = Table(title=f"Kernel efficiency (peaks: Fr {a.peaks.fr_mul_gps} G/s, Fq {a.peaks.fq_mul_gps} G/s)"
+                  + ("; over the kernel records inside each phase" if a.traced else ""))
+    headings = ("phase", "phases", "phase ms", *(("kernel ms", "launches") if a.traced else ()),
+                "Fr G/s", "Fq G/s", "% of peak")
+    for heading in headings:
         table.add_column(heading, justify="left" if heading == "phase" else "right")
     for p in a.phases:
-        table.add_row(p.phase, str(p.kernels), f"{p.device_ms:.1f}", f"{p.fr_gmul_s:.2f}", f"{p.fq_gmul_s:.2f}",
-                      _pct(p.efficiency_pct))
+        traced = (_number(p.kernel_ms, ".1f"), _number(p.launches, "d")) if a.traced else ()
+        table.add_row(p.phase, str(p.kernels), f"{p.device_ms:.1f}", *traced, f"{p.fr_gmul_s:.2f}",
+                      f"{p.fq_gmul_s:.2f}", _pct(p.efficiency_pct))
     return table
+
+
+def _records(a: Analysis, shown: int = 12) -> Table:
+    """The kernel records by name, most device time first; the clock mapping's quality."""
+    clock = a.clock or {}
+    low, high = clock.get("bound_ns", (None, None))
+    fit = {True: "every marker inside its host bracket", False: "a marker OUTSIDE its host bracket"}.get(
+        clock.get("markers_fit"), "no markers")
+    title = (f"Kernels (CUPTI), {_launches_per_partition(a) or 0:.0f} launches per partition; clock mapping: "
+             f"{fit}, error within [{_us(low)}, {_us(high)}] us")
+    table = Table(title=title)
+    for heading in ("kernel", "launches", "device ms", "mean us"):
+        table.add_column(heading, justify="left" if heading == "kernel" else "right")
+    for k in a.kernels[:shown]:
+        table.add_row(k.name, str(k.launches), f"{k.device_ms:.1f}", f"{k.mean_us:.1f}")
+    if len(a.kernels) > shown:
+        rest = a.kernels[shown:]
+        table.add_row(f"{len(rest)} more", str(sum(k.launches for k in rest)),
+                      f"{sum(k.device_ms for k in rest):.1f}", "", style="dim")
+    return table
+
+
+def _launches_per_partition(a: Analysis) -> float | None:
+    return sum(k.launches for k in a.kernels) / len(a.partitions) if a.kernels and a.partitions else None
+
+
+def _number(value, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _us(ns) -> str:
+    return "-" if ns is None else f"{ns / 1e3:.1f}"
 
 
 def _balance(a: Analysis) -> Table:

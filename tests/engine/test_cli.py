@@ -128,6 +128,7 @@ def _broken_after_first(first_proof: Path):
     (["--zkey", str(KEY_PATH)], "--witness-dir"),
     (["--zkey", str(KEY_PATH), "--witness-dir", "no-such-folder"], "no-such-folder: no such witness folder"),
     (["--synthesis", "fork"], "fork"),
+    (["--trace", "everything"], "everything"),
 ])
 def test_run_bad_input_exits_2(args, named):
     result = runner.invoke(app, ["run", *args])

@@ -224,14 +224,15 @@ def test_two_gpu_workers_share_the_device_lock(tmp_path, key):
     assert {e["gpu_worker"] for e in run.events("lock_held")} == {0, 1}
 
 
-def test_synthesis_processes(tmp_path, key):
+def test_synthesis_and_assembly_processes(tmp_path, key):
     paths = []
     for seed in (1, 2):
         paths.append(tmp_path / f"w{seed}.npy")
         np.save(paths[-1], witness(seed))
     shared = lambda: set(Path(SHARED_DIR).glob("numba-cuzk-witness-*"))  # noqa: E731
     before = shared()
-    engine = Engine(EngineConfig(synthesis="process", synthesis_workers=1, timeline_path=tmp_path / "t.jsonl"))
+    engine = Engine(EngineConfig(synthesis="process", synthesis_workers=1, assembly="process",
+                                 timeline_path=tmp_path / "t.jsonl"))
     with pytest.raises(TypeError, match="cannot be sent to a synthesis process"):
         engine.submit(Job(key, [lambda: witness(1)]))
     future = engine.submit(Job(key, [partial(np.load, p) for p in paths]))
@@ -242,6 +243,8 @@ def test_synthesis_processes(tmp_path, key):
 
 
 def test_bad_jobs_and_settings_are_refused(key):
+    with pytest.raises(ValueError, match="assembly must be one of"):
+        EngineConfig(assembly="fork")
     with pytest.raises(ValueError, match="synthesis must be one of"):
         EngineConfig(synthesis="fork")
     with pytest.raises(ValueError, match="synthesis_workers = 0"):

@@ -38,3 +38,27 @@ def test_engine_on_every_gpu(tmp_path, gpu_workers):
     assert len(timeline.of("sync")) == len(timeline.of("staging")) == sum(len(job) for job in work)
     steady = analysis.analyze(timeline, "steady")
     assert all(0 < d.busy_pct <= d.bracket_pct + 1 for d in steady.devices)
+
+
+def test_kernel_trace_on_the_gpu(tmp_path):
+    """CUPTI's records (cupti-python): the clock markers fit their host brackets, every
+    kernel record lies in its partition's phases (kernels launched inside them, mapped
+    within the slack), and the phases' busy time bounds the kernels' from above."""
+    pytest.importorskip("cupti", reason="cupti-python is not installed")
+    pk = circuit_key("bit_heavy", 12, gpu=True)
+    (work,) = circuit_partitions("bit_heavy", 12, 1, 5)
+    path = tmp_path / "t.jsonl"
+    with Engine(EngineConfig(devices=(0,), synthesis_workers=2, trace="kernels", timeline_path=path)) as engine:
+        assert engine.trace is not None, "CUPTI did not start (see the KernelTraceWarning)"
+        result = engine.submit(Job(pk, work)).result(timeout=COMPILE_S)
+    assert all(verifies(pk, p) for p in result.partitions)
+    timeline = reader.read(path)
+    (clock,) = timeline.of("cupti_clock")
+    assert clock["markers_fit"], clock
+    assert clock["bound_ns"][1] - clock["bound_ns"][0] < 1e6, clock  # the mapping known to within 1 ms
+    records = timeline.of("cupti_kernel")
+    assert any("accumulate" in r["name"] for r in records) and timeline.of("cupti_memcpy")
+    steady = analysis.analyze(timeline, "steady")
+    (d,) = steady.devices
+    assert 0 < d.kernel_busy_pct <= d.busy_pct + 1 and d.outside_phases_pct < 1, d
+    assert steady.phases and all(p.launches > 0 and p.kernel_ms <= p.device_ms + SLACK_MS for p in steady.phases)

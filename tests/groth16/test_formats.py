@@ -15,6 +15,7 @@ import subprocess
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from numba import cuda
 from hypothesis import strategies as st
 
 from numba_cuzk.curve import layout
@@ -26,6 +27,7 @@ from numba_cuzk.groth16.formats import (points, read_proof_json, read_public_jso
                                         read_zkey, write_proof_json, write_public_json, write_r1cs, write_vk_json,
                                         write_wtns, write_zkey)
 from numba_cuzk.groth16.keys import Coefficients, Proof, ProvingKey
+from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
 from tests.conftest import SIMULATOR
 
@@ -105,6 +107,8 @@ def edit_section(data: bytes, sid: int, edit) -> bytes:
 
 def assert_keys_equal(a: ProvingKey, b: ProvingKey) -> None:
     for f in dataclasses.fields(ProvingKey):
+        if f.name == "unchecked":  # where the points were read, not what they are
+            continue
         x, y = getattr(a, f.name), getattr(b, f.name)
         if isinstance(x, np.ndarray):
             assert type(y) is np.ndarray and y.flags.c_contiguous and y.dtype == x.dtype, f.name
@@ -259,9 +263,12 @@ def test_zkey_bad_point_named_unless_trusted(key, tmp_path, field, curve, index,
     arr[:, index:index + 1] = layout.points_to_limbs([point], curve)
     write_zkey(tmp_path / "k.zkey", dataclasses.replace(key, **{field: arr}))
     sid = {"b_g1": 6, "b_g2": 7, "h_g1": 9}[field]
-    with pytest.raises(ValueError, match=rf"zkey section {sid} \(\w+ points\): point {index}: {reason}"):
-        read_zkey(tmp_path / "k.zkey")
-    np.testing.assert_array_equal(getattr(read_zkey(tmp_path / "k.zkey", trusted=True), field), arr)
+    untrusted = read_zkey(tmp_path / "k.zkey")  # the queries are checked by the Prover, on its copy
+    with pytest.raises(ValueError, match=rf"k.zkey: zkey section {sid} \(\w+ points\): point {index}: {reason}"):
+        Prover(untrusted, gpu=False)
+    trusted = read_zkey(tmp_path / "k.zkey", trusted=True)
+    assert trusted.unchecked == {}
+    np.testing.assert_array_equal(getattr(trusted, field), arr)
 
 
 def test_zkey_bad_header_point(key, tmp_path):
@@ -278,17 +285,22 @@ def test_zkey_bad_header_point(key, tmp_path):
 def test_zkey_bulk_point_check(key, tmp_path, monkeypatch, device):
     """Large sections are checked by curve/kernels.decode (forced here for a small key)."""
     monkeypatch.setattr(points, "BULK_CHECK_MIN", 1)
-    points.check(key.a_g1, G1, "A", device)  # valid points pass, infinity included
+    place = cuda.to_device if device else np.copy
+    a = place(key.a_g1)
+    points.check(a, G1, "A")  # valid points pass, infinity included, and stay as they were
+    np.testing.assert_array_equal(a.copy_to_host() if device else a, key.a_g1)
     arr = key.h_g1.copy()
     arr[:, 5:6] = layout.points_to_limbs([g1.point_off_subgroup(random.Random(5))], G1)
     with pytest.raises(ValueError, match=r"H: point 5: not in the prime-order subgroup"):
-        points.check(arr, G1, "H", device)
-    if device:  # the whole key, G2 included
+        points.check(place(arr), G1, "H")
+    if device:  # the whole key, G2 included, checked on the Prover's device copy
         write_zkey(tmp_path / "k.zkey", dataclasses.replace(key, h_g1=arr))
         with pytest.raises(ValueError, match=r"zkey section 9 \(H points\): point 5: not in the prime-order"):
-            read_zkey(tmp_path / "k.zkey", device=True)
+            Prover(read_zkey(tmp_path / "k.zkey"), gpu=True)
         write_zkey(tmp_path / "good.zkey", key)
-        assert_keys_equal(key, read_zkey(tmp_path / "good.zkey", device=True))
+        good = read_zkey(tmp_path / "good.zkey")
+        Prover(good, gpu=True)
+        assert_keys_equal(key, good)
 
 
 @FUZZ

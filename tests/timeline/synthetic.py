@@ -1,7 +1,8 @@
 """Synthetic timelines whose figures are known by construction.
 
 ``Pipeline`` describes a regular workload on one device: every partition takes
-``synth_ms`` of synthesis and the same ``steps`` inside the device lock. ``write`` plays
+``synth_ms`` of synthesis and the same ``steps`` inside the device lock (and, optionally,
+the same CUPTI kernel records inside each kernel step). ``write`` plays
 it out through a TimelineWriter: synthesis worker w synthesizes partitions w, w + k,
 w + 2k, ... back to back; each GPU worker takes the next ready partition when it is free,
 waits for the lock (acquiring it ``handoff_ms`` after it is released), runs the steps,
@@ -32,6 +33,9 @@ class Pipeline:
     handoff_ms: float = 0.0
     epilogue_ms: float = 0.0
     fr_muls: int | None = None  # per kernel
+    # CUPTI kernel records of every kernel step, (start, duration ms, stream) from the
+    # step's start (a start < 0 falls before it); None: a timeline without records
+    records: tuple[tuple[float, float, int], ...] | None = None
 
 
 def write(p: Pipeline, writer: TimelineWriter, job: str = "job0", device: int = 0) -> list[float]:
@@ -67,6 +71,9 @@ def _steps(p: Pipeline, writer: TimelineWriter, t: float, ids: dict, worker: int
         if what == "kernel":
             counts = {} if p.fr_muls is None else {"fr_muls": p.fr_muls}
             writer.kernel(f"phase{index}", t, t + ms, **ids, **counts)
+            for offset, length, stream in p.records or ():
+                writer.device("cupti_kernel", t + offset, t + offset + length, device=ids["device"], stream=stream,
+                              name=f"k{stream}")
             if not bracket:
                 first_kernels.append(t)
         elif what == "alloc":

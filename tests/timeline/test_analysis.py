@@ -247,3 +247,47 @@ def test_a_timeline_without_kernels(tmp_path):
     assert (a.span_ms, a.devices, a.failed, a.done) == (10, [], 1, 0)
     with pytest.raises(ValueError, match="no steady state"):
         analyze(read(path), "steady")
+
+
+GAPS_IN_PHASE = Pipeline(partitions=6, synth_ms=50, fr_muls=4_000_000, records=((0, 40, 7), (60, 40, 7)))
+
+
+def test_launch_gaps_inside_a_phase(tmp_path):
+    """One 100 ms phase per partition, its two kernels 40 ms each with 20 ms between."""
+    a = analysed(tmp_path / "t.jsonl", GAPS_IN_PHASE)
+    (d,) = a.devices
+    assert a.traced and (a.start_ms, a.end_ms) == (150, 550)
+    assert (d.busy_pct, d.kernel_busy_pct, d.phase_gap_pct, d.outside_phases_pct) == (100, 80, 20, 0)
+    assert d.gaps_ms["phase_gap"] == 80 and sum(d.gaps_ms.values()) == 80
+    assert a.balance.kernel_ms == 80 and all(p.kernel_ms == 80 for p in a.partitions)
+    (phase,) = a.phases
+    assert (phase.device_ms, phase.kernel_ms, phase.launches) == (400, 320, 8)
+    assert phase.fr_gmul_s == 4 * 4_000_000 / 320 / 1e6  # products over the kernels' time, not the phases'
+    assert [(k.name, k.launches, k.device_ms, k.mean_us) for k in a.kernels] == [("k7", 8, 320, 40_000)]
+
+
+def test_overlapping_kernels_on_two_streams_count_once(tmp_path):
+    """Stream 7 runs [0, 60] and [85, 95], stream 9 [30, 80]: busy 90 of each 100 ms."""
+    a = analysed(tmp_path / "t.jsonl", Pipeline(partitions=6, synth_ms=50,
+                                                records=((0, 60, 7), (30, 50, 9), (85, 10, 7))))
+    (d,) = a.devices
+    assert (d.kernel_busy_pct, d.phase_gap_pct) == (90, 10)
+    assert d.gaps_ms["phase_gap"] == 40
+    assert {k.name: (k.launches, k.device_ms) for k in a.kernels} == {"k7": (8, 280), "k9": (4, 200)}
+
+
+def test_kernels_outside_phases(tmp_path):
+    """A kernel in the 10 ms before each phase (launched outside any phase) is busy time."""
+    a = analysed(tmp_path / "t.jsonl", Pipeline(partitions=6, synth_ms=50, steps=(("gap", 10), ("kernel", 90)),
+                                                records=((-10, 10, 7), (0, 90, 7))))
+    (d,) = a.devices
+    assert (d.busy_pct, d.kernel_busy_pct, d.phase_gap_pct, d.outside_phases_pct) == (90, 100, 0, 10)
+    assert sum(d.gaps_ms.values()) == 0
+
+
+def test_without_records_the_phases_are_busy(tmp_path):
+    a = analysed(tmp_path / "t.jsonl", Pipeline(partitions=6, synth_ms=50))
+    (d,) = a.devices
+    assert not a.traced and a.kernels == [] and a.clock is None
+    assert (d.busy_pct, d.kernel_busy_pct, d.phase_gap_pct) == (100, None, None)
+    assert a.phases[0].kernel_ms is None and a.phases[0].launches is None

@@ -29,14 +29,15 @@ def test_dict_is_json_with_every_figure(tmp_path):
 
 def test_tables_and_short_form(tmp_path):
     a = analysed(tmp_path / "t.jsonl", Pipeline(partitions=6, synth_ms=300))
-    console = Console(record=True, width=160)
+    console = Console(record=True, width=250)
     for table in report.tables(a):
         console.print(table)
     text = console.export_text()
-    assert "device busy %" in text and "starvation" in text and "Kernel efficiency" in text
+    assert "device busy, phases %" in text and "starvation" in text and "Kernel efficiency" in text
+    assert "Kernels (CUPTI)" not in text and "launch gaps" not in text
     lines = report.short(a).splitlines()
     assert len(lines) == 3
-    assert "device busy 33.3%" in lines[0] and "host brackets 33.3%" in lines[0]
+    assert "device busy 33.3% (phases)" in lines[0] and "host brackets 33.3%" in lines[0]
     assert "starvation 66.7%" in lines[1]
     assert "synthesis 300.0 ms vs GPU kernels 100.0 ms" in lines[2] and "to keep the GPU fed 3" in lines[2]
 
@@ -45,7 +46,7 @@ def test_gantt_png(tmp_path):
     path = tmp_path / "t.jsonl"
     with TimelineWriter(path) as w:
         write(CUZK, w, job="a", device=0)
-        write(Pipeline(partitions=5, synth_ms=200, workers=2), w, job="b", device=1)
+        write(Pipeline(partitions=5, synth_ms=200, workers=2, records=((0, 60, 7), (30, 60, 9))), w, job="b", device=1)
         for k in range(100):
             w.instant("nvml", at_ms=10.0 * k, device=k % 2, util_pct=k % 100, mem_used_bytes=k)
     timeline = read(path)
@@ -53,3 +54,19 @@ def test_gantt_png(tmp_path):
     plot.gantt(timeline, analyze(timeline, "whole"), png)
     data = png.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+
+
+def test_tables_and_short_form_with_kernel_records(tmp_path):
+    a = analysed(tmp_path / "t.jsonl", Pipeline(partitions=6, synth_ms=50, records=((0, 40, 7), (60, 40, 7))))
+    console = Console(record=True, width=250)
+    for table in report.tables(a):
+        console.print(table)
+    text = console.export_text()
+    assert "Kernels (CUPTI), 2 launches per partition" in text and "k7" in text and "no markers" in text
+    assert "launch gaps inside phases %" in text
+    lines = report.short(a).splitlines()
+    assert "device busy 80.0% (kernel records; phases 100.0%, launch gaps inside phases 20.0%)" in lines[0]
+    assert "phase_gap 20.0%" in lines[1]
+    d = json.loads(json.dumps(report.to_dict(a)))
+    assert d["utilization"]["all"]["kernel_busy_pct"] == 80 and d["kernels"]["launches_per_partition"] == 2
+    assert d["kernels"]["records"] == [{"name": "k7", "launches": 8, "device_ms": 320, "mean_us": 40_000}]

@@ -2,7 +2,7 @@
 and proofs interoperate with snarkjs and circom.
 
     zkey       read_zkey / write_zkey: ProvingKey <-> .zkey (memory-mapped, points checked);
-               read_zkey_sizes: its headers alone
+               read_shape: its sizes from the headers (memory plans)
     r1cs       read_r1cs / write_r1cs: R1CS <-> circom .r1cs
     wtns       read_wtns / write_wtns: (8, n) canonical Fr <-> .wtns; read_wtns_size: its header
     jsonfiles  proof.json, public.json, verification_key.json
@@ -14,8 +14,8 @@ from numba_cuzk.groth16.formats.jsonfiles import (read_proof_json, read_public_j
                                                   write_public_json, write_vk_json)
 from numba_cuzk.groth16.formats.r1cs import read_r1cs, write_r1cs
 from numba_cuzk.groth16.formats.wtns import read_wtns, read_wtns_size, write_wtns
-from numba_cuzk.groth16.formats.zkey import read_zkey, read_zkey_sizes, write_zkey
+from numba_cuzk.groth16.formats.zkey import read_shape, read_zkey, write_zkey
 
-__all__ = ["read_proof_json", "read_public_json", "read_r1cs", "read_vk_json", "read_wtns", "read_wtns_size",
-           "read_zkey", "read_zkey_sizes", "write_proof_json", "write_public_json", "write_r1cs", "write_vk_json",
+__all__ = ["read_proof_json", "read_public_json", "read_r1cs", "read_shape", "read_vk_json", "read_wtns",
+           "read_wtns_size", "read_zkey", "write_proof_json", "write_public_json", "write_r1cs", "write_vk_json",
            "write_wtns", "write_zkey"]

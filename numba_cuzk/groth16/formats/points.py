@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from numba_cuzk import backend
 from numba_cuzk.curve import checks, kernels, layout
 from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.curve.reference import Curve
@@ -20,11 +19,12 @@ from numba_cuzk.curve.reference import g1 as ref_g1
 from numba_cuzk.curve.reference import g2 as ref_g2
 from numba_cuzk.field import codec
 from numba_cuzk.field.params import FQ
+from numba_cuzk.field.target import is_device_array
 
 # Below this many points the Python reference checks them (~4 ms a point); from it on,
-# the bulk kernels (curve/kernels.decode), whose first use in a process compiles for
-# ~20 s per curve. On the CPU they take ~0.25 ms a point a core (a 2^20-constraint zkey
-# has ~5 million points), so large keys are checked on the GPU when there is one.
+# the bulk kernels (curve/kernels.check, compiled once per machine: kernel_cache.py). On
+# the CPU they take ~0.25 ms a point a core (a 2^20-constraint zkey has ~5 million
+# points), so the Prover checks large keys on the GPU when it has one.
 BULK_CHECK_MIN = 256
 
 
@@ -68,29 +68,27 @@ def problem(point, curve: CurveParams) -> str | None:
     return None
 
 
-def check(limbs: np.ndarray, curve: CurveParams, where: str, device: bool | None = None) -> None:
-    """Raise ValueError naming the first of (2L, n) Montgomery affine points that is not
-    on the curve or not in the prime-order subgroup ((0, 0), infinity, passes).
+def check(points, curve: CurveParams, where: str, stream=None) -> None:
+    """Raise ValueError naming the first of (2L, n) Montgomery affine points (a key's:
+    (0, 0) is infinity) that is not on the curve or not in the prime-order subgroup.
 
-    ``device``: run the bulk check on the GPU (None: when one is available)."""
-    n = limbs.shape[1]
+    ``points`` is checked where it lives, as it is (curve/kernels.check): a device array
+    by the GPU (the copy a Prover keeps: nothing converted or uploaded; ``stream``), a
+    numpy array on all CPU cores; fewer than BULK_CHECK_MIN points by the reference."""
+    n = points.shape[1]
+    on_device = is_device_array(points)
     if n < BULK_CHECK_MIN:
-        for i, point in enumerate(layout.limbs_to_points(limbs, curve)):
+        host = points.copy_to_host(stream=stream or 0) if on_device else points
+        for i, point in enumerate(layout.limbs_to_points(host, curve)):
             reason = problem(point, curve)
             if reason:
                 raise ValueError(f"{where}: point {i}: {reason}")
         return
-    # kernels.decode takes canonical coordinates (and converts them back to Montgomery)
-    canonical = np.concatenate([codec.from_montgomery(np.ascontiguousarray(limbs[k:k + FQ.limbs]), FQ)
-                                for k in range(0, limbs.shape[0], FQ.limbs)])
-    flags = np.where(limbs.any(axis=0), np.uint32(0), checks.INFINITY).astype(np.uint32) | checks.CHECK
-    status = np.zeros(n, dtype=np.uint32)
-    if backend.cuda_available() if device is None else device:
-        d_status = cuda.to_device(status)
-        kernels.decode(d_status, cuda.to_device(canonical), cuda.to_device(flags), curve)
-        status = d_status.copy_to_host()
+    if on_device:
+        status = cuda.device_array(n, dtype=np.uint8, stream=stream or 0)
+        status = kernels.check(status, points, curve, stream=stream).copy_to_host(stream=stream or 0)
     else:
-        kernels.decode(status, canonical, flags, curve)
+        status = kernels.check(np.empty(n, dtype=np.uint8), points, curve)
     bad = np.flatnonzero(status)
     if bad.size:
         raise ValueError(f"{where}: point {int(bad[0])}: {checks.STATUS_REASONS[int(status[bad[0]])]}")

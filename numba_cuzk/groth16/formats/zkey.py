@@ -29,6 +29,7 @@ from numba_cuzk.field.params import FQ, FR
 from numba_cuzk.groth16.formats import points
 from numba_cuzk.groth16.formats.binfile import BinFile, Cursor, FileKind, PathLike, prime_header, u32, write_binfile
 from numba_cuzk.groth16.keys import Coefficients, ProvingKey
+from numba_cuzk.groth16.memory import KeyShape
 
 ZKEY = FileKind("zkey", 1, {1: "header", 2: "groth16 header", 3: "IC", 4: "coefficients", 5: "A points",
                             6: "B1 points", 7: "B2 points", 8: "C points", 9: "H points", 10: "contributions"})
@@ -37,44 +38,51 @@ PROTOCOLS = {1: "groth16", 2: "plonk", 10: "fflonk"}  # snarkjs src/zkey_constan
 CS_HASH_BYTES = 64  # blake2b-512 of the circuit's points, written by snarkjs's zkey new
 COEFFICIENT = np.dtype([("matrix", "<u4"), ("constraint", "<u4"), ("signal", "<u4"), ("value", "<u4", (FR.limbs,))])
 # the groth16 header's points, in file order
+QUERY_SECTIONS = {"a_g1": 5, "b_g1": 6, "b_g2": 7, "c_g1": 8, "h_g1": 9}
 HEADER_POINTS = (("alpha_g1", G1), ("beta_g1", G1), ("beta_g2", G2), ("gamma_g2", G2), ("delta_g1", G1),
                  ("delta_g2", G2))
 
 
-def read_zkey(path: PathLike, trusted: bool = False, device: bool | None = None) -> ProvingKey:
+def read_zkey(path: PathLike, trusted: bool = False) -> ProvingKey:
     """Read a Groth16 BLS12-381 zkey. Every point's coordinates must be reduced mod q;
     unless ``trusted``, every point is also checked on its curve and in the prime-order
-    subgroup, in bulk on the GPU (``device``; None: when there is one) or on all CPU
-    cores. Raises ValueError naming the section (and point or entry) at fault."""
+    subgroup: the header's and IC's here, the five queries' by the Prover, on the copy it
+    keeps (``ProvingKey.unchecked``: no host conversion, no second upload). Raises
+    ValueError naming the section (and point or entry) at fault."""
+    f = _open_groth16(path)
+    n_vars, n_public, domain_size, header = _read_groth16_header(f.cursor(2), trusted)
+
+    def query(sid: int, curve: CurveParams, count: int) -> np.ndarray:
+        return points.from_stored(f.section(sid, count * points.point_bytes(curve)), curve, ZKEY.where(sid))
+
+    ic = query(3, G1, n_public + 1)
+    if not trusted:
+        points.check(ic, G1, ZKEY.where(3))
+    return ProvingKey(
+        n_vars=n_vars, n_public=n_public, domain_size=domain_size, **header,
+        ic=layout.limbs_to_points(ic, G1),
+        coefficients=_read_coefficients(f, n_vars, domain_size),
+        a_g1=query(5, G1, n_vars), b_g1=query(6, G1, n_vars), b_g2=query(7, G2, n_vars),
+        c_g1=query(8, G1, n_vars - n_public - 1), h_g1=query(9, G1, domain_size),
+        unchecked={} if trusted else {field: f"{path}: {ZKEY.where(sid)}" for field, sid in QUERY_SECTIONS.items()})
+
+
+def read_shape(path: PathLike) -> KeyShape:
+    """A zkey's shape (nVars, nPublic, domainSize, coefficient count; memory.KeyShape)
+    from its headers alone: the file is memory-mapped, its points are not read."""
+    f = _open_groth16(path)
+    n_vars, n_public, domain_size, _ = _read_groth16_header(f.cursor(2), trusted=True)
+    return KeyShape(n_vars, n_public, domain_size, f.cursor(4).u32())
+
+
+def _open_groth16(path: PathLike) -> BinFile:
     f = BinFile(ZKEY, path)
     protocol = f.cursor(1)
     kind = protocol.u32()
     protocol.end()
     if kind != GROTH16:
         raise ValueError(f"{ZKEY.where(1)}: protocol {kind} ({PROTOCOLS.get(kind, 'unknown')}) is not groth16")
-    n_vars, n_public, domain_size, header = _read_groth16_header(f.cursor(2), trusted)
-
-    def query(sid: int, curve: CurveParams, count: int) -> np.ndarray:
-        return _read_points(f, sid, curve, count, trusted, device)
-
-    return ProvingKey(
-        n_vars=n_vars, n_public=n_public, domain_size=domain_size, **header,
-        ic=layout.limbs_to_points(query(3, G1, n_public + 1), G1),
-        coefficients=_read_coefficients(f, n_vars, domain_size),
-        a_g1=query(5, G1, n_vars), b_g1=query(6, G1, n_vars), b_g2=query(7, G2, n_vars),
-        c_g1=query(8, G1, n_vars - n_public - 1), h_g1=query(9, G1, domain_size))
-
-
-def read_zkey_sizes(path: PathLike) -> tuple[int, int, int]:
-    """(nVars, nPublic, domainSize) from a zkey's headers alone (no point is checked): to
-    refuse a witness of the wrong size before the key's points are read."""
-    f = BinFile(ZKEY, path)
-    protocol = f.cursor(1)
-    kind = protocol.u32()
-    if kind != GROTH16:
-        raise ValueError(f"{ZKEY.where(1)}: protocol {kind} ({PROTOCOLS.get(kind, 'unknown')}) is not groth16")
-    n_vars, n_public, domain_size, _ = _read_groth16_header(f.cursor(2), trusted=True)
-    return n_vars, n_public, domain_size
+    return f
 
 
 def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BYTES), *, replace: bool = True) -> None:
@@ -124,16 +132,6 @@ def _read_groth16_header(cur: Cursor, trusted: bool) -> tuple[int, int, int, dic
     if domain_size & (domain_size - 1) or domain_size <= n_public:
         raise ValueError(f"{cur.where}: domainSize {domain_size} must be a power of two > nPublic {n_public}")
     return n_vars, n_public, domain_size, header
-
-
-def _read_points(f: BinFile, sid: int, curve: CurveParams, count: int, trusted: bool,
-                 device: bool | None) -> np.ndarray:
-    """Section ``sid`` as ``count`` points -> (2L, count) uint32 Montgomery."""
-    where = ZKEY.where(sid)
-    limbs = points.from_stored(f.section(sid, count * points.point_bytes(curve)), curve, where)
-    if not trusted:
-        points.check(limbs, curve, where, device)
-    return limbs
 
 
 def _read_coefficients(f: BinFile, n_vars: int, domain_size: int) -> Coefficients:

@@ -1,0 +1,289 @@
+"""A Prover's device memory, planned before anything is allocated.
+
+    shape = KeyShape.of(pk)                        # or zkey.read_shape(path), circuits.key_shape(...)
+    plan = plan_memory(shape, free_bytes(), slots=2)   # KeyTooLarge if it cannot fit
+    print(plan.describe())                         # what the Prover will allocate, item by item
+
+The plan is the Prover's single source of truth: it allocates exactly the plan's items,
+all in its constructor (the NTT's tables on its warm-up), and nothing per proof. Items
+(bytes, n = domain size, m = wires, L = 12 Fq limbs for G1, 24 for G2):
+
+- key: the queries A, B1 (G1, m points), B2 (G2, m), C (G1, m - n_public - 1), H (G1, n),
+  affine in the curve layout, 8L bytes a point (96 G1, 192 G2); the A and B matrices as CSR
+  (36 bytes a coefficient, 8 (n + 1) per matrix for the row pointers).
+- msm workspaces: one per curve, shared by every MSM of that curve and reused by every
+  proof (pippenger.workspace_bytes of the plan for the largest MSM: max(m, n) scalars in
+  G1; m in G2, or one chunk when B2 streams). Device scalars only: no scalar buffer.
+- proof vectors: a, b, c ((3, 8, n) Fr) and one (8, n) NTT scratch vector: the three
+  transforms run one vector at a time, so the scratch is n, not 3n, elements; d = ab - c
+  is written over a.
+- ntt tables: the twiddles of every pass but the first, plus the coset table g^i of the
+  2n-point domain's odd points (ntt/transform.py's caches; 32 bytes an entry).
+- slots: a device witness (32 m) per proof slot (and its pinned host twin, host memory).
+- msm results: each MSM's window sums (4L x windows x 4 bytes; per chunk when streamed).
+- streaming: a query left in pinned host memory (streamed, msm/stream.py) costs two device
+  buffers of ``chunk`` points instead of the whole query (and, when every query of its
+  curve streams, that curve's workspace serves one chunk).
+- margin: MARGIN_BYTES for what the plan does not itemise (kernel modules, Numba's small
+  constant tables, allocations whose frees Numba has deferred).
+
+``plan_memory`` keeps every query resident if that fits in ``free``; otherwise it streams
+queries in STREAM_ORDER (B2 first: the largest, and with it the G2 workspace shrinks to
+one chunk's), one more at a time, each in the largest chunk of STREAM_CHUNKS that fits,
+until the plan fits, and raises KeyTooLarge naming the bytes needed (all resident, and
+all streamed) and the bytes free when even that does not fit.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from numba import config, cuda
+
+from numba_cuzk.curve.params import G1, G2, CurveParams
+from numba_cuzk.msm.pippenger import workspace_bytes
+from numba_cuzk.msm.plan import Plan, make_plan
+from numba_cuzk.ntt import domain
+
+QUERIES = {"a": ("a_g1", G1), "b1": ("b_g1", G1), "b2": ("b_g2", G2), "c": ("c_g1", G1), "h": ("h_g1", G1)}
+STREAM_ORDER = ("b2", "h", "c", "b1", "a")
+# Points per chunk of a streamed query, the largest of these that fits: every chunk pays
+# its workspace's whole bucket reduction (~2 x windows x 2^(c-1) additions: G2 at 2^24,
+# c = 20, 26 M; at 2^22, c = 18, 7.9 M per chunk, 4x as many chunks), so fewer, larger
+# chunks cost less; a G2 chunk of 2^24 is 3.2 GB, ~61 ms of copy at 52.8 GB/s.
+STREAM_CHUNKS = tuple(1 << k for k in range(24, 17, -1))
+MARGIN_BYTES = 1 << 30
+FR_BYTES = 32
+CSR_BYTES_PER_COEFFICIENT = 36  # 32 B value + 4 B column index
+NTT_CONSTANT_BYTES = FR_BYTES * ((1 << (domain.ROOT_TABLE_LOG - 1)) + 2)  # inner roots, 1, n^-1
+GB = 1e9
+
+
+class KeyTooLarge(ValueError):
+    """A proving key whose plan does not fit the device memory free (the message gives both)."""
+
+
+@dataclass(frozen=True)
+class KeyShape:
+    """What a plan needs of a key: n_vars wires (wire 0 = 1, then n_public public ones),
+    domain_size n (a power of two), ``coefficients`` nonzero entries of A and B."""
+
+    n_vars: int
+    n_public: int
+    domain_size: int
+    coefficients: int
+
+    @classmethod
+    def of(cls, pk) -> KeyShape:
+        return cls(pk.n_vars, pk.n_public, pk.domain_size, int(pk.coefficients.matrix.size))
+
+    @property
+    def log_n(self) -> int:
+        return self.domain_size.bit_length() - 1
+
+    def points(self, query: str) -> int:
+        """Points of ``query`` (a, b1, b2, c, h)."""
+        return {"c": self.n_vars - self.n_public - 1, "h": self.domain_size}.get(query, self.n_vars)
+
+    def msm_scalars(self, curve: CurveParams) -> int:
+        """Scalars of the largest MSM on ``curve``."""
+        return max(self.points(q) for q, (_, c) in QUERIES.items() if c is curve)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One allocation: ``group`` (key, stream, workspace, proof, ntt, slots, results,
+    margin), its name, its device bytes; ``pinned_bytes``: pinned host memory it holds."""
+
+    group: str
+    name: str
+    nbytes: int
+    pinned_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """The Prover's allocations for ``shape`` with ``slots`` proof slots: queries
+    ``resident`` on the device and ``streamed`` from pinned host memory in chunks of
+    ``chunk`` points, the window plans of the two MSM workspaces (``msm_plans``, by curve
+    name), and every ``item``. ``free_bytes``: the device memory it was made for (None:
+    unknown, nothing refused)."""
+
+    shape: KeyShape
+    slots: int
+    chunk: int
+    resident: tuple[str, ...]
+    streamed: tuple[str, ...]
+    msm_plans: dict
+    items: tuple[Item, ...]
+    free_bytes: int | None
+
+    @property
+    def device_bytes(self) -> int:
+        return sum(i.nbytes for i in self.items)
+
+    @property
+    def pinned_bytes(self) -> int:
+        return sum(i.pinned_bytes for i in self.items)
+
+    def bytes_of(self, group: str) -> int:
+        return sum(i.nbytes for i in self.items if i.group == group)
+
+    def parts(self, query: str) -> int:
+        """Chunks of ``query``'s MSM (1 when resident)."""
+        return parts(self.shape, query, self.streamed, self.chunk)
+
+    def describe(self) -> str:
+        """The plan as a table: one line per item, then the totals against ``free_bytes``."""
+        s = self.shape
+        lines = [f"memory plan: domain 2^{s.log_n}, {s.n_vars} wires ({s.n_public} public), "
+                 f"{s.coefficients} coefficients, {self.slots} proof slot(s)",
+                 f"  {'group':<10} {'item':<44} {'device GB':>10} {'pinned GB':>10}"]
+        for i in self.items:
+            pinned = f"{i.pinned_bytes / GB:10.3f}" if i.pinned_bytes else ""
+            lines.append(f"  {i.group:<10} {i.name:<44} {i.nbytes / GB:10.3f} {pinned:>10}")
+        lines.append(f"  {'total':<10} {'':<44} {self.device_bytes / GB:10.3f} {self.pinned_bytes / GB:10.3f}")
+        where = "every query resident" if not self.streamed else (
+            f"streamed from pinned host memory: {', '.join(self.streamed)} (chunks of {self.chunk} points)")
+        lines.append(f"  {where}")
+        if self.free_bytes is None:
+            lines.append("  device memory free: unknown (no GPU): nothing streamed, nothing refused")
+        else:
+            lines.append(f"  device memory free: {self.free_bytes / GB:.3f} GB, left after the plan: "
+                         f"{(self.free_bytes - self.device_bytes) / GB:.3f} GB")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return {"shape": vars(self.shape), "slots": self.slots, "chunk": self.chunk, "resident": list(self.resident),
+                "streamed": list(self.streamed), "device_bytes": self.device_bytes,
+                "pinned_bytes": self.pinned_bytes, "free_bytes": self.free_bytes,
+                "msm_plans": {k: {"n": p.n, "c": p.c, "chunk": p.chunk} for k, p in self.msm_plans.items()},
+                "items": [vars(i) for i in self.items]}
+
+
+def query_bytes(shape: KeyShape, query: str) -> int:
+    """Device bytes of one query: 8L bytes per affine point."""
+    return shape.points(query) * 2 * QUERIES[query][1].limbs * 4
+
+
+def parts(shape: KeyShape, query: str, streamed: tuple[str, ...], chunk: int) -> int:
+    """Chunks of ``query``'s MSM: ceil(points / chunk) when streamed, else 1."""
+    return max(1, -(-shape.points(query) // chunk)) if query in streamed else 1
+
+
+def ntt_table_bytes(log_n: int) -> int:
+    """Bytes of the NTT tables a proof needs at 2^log_n (transform.py's caches): every pass
+    but the first has a twiddle table of Ns R entries; the coset table has n."""
+    twiddles = sum(1 << (p.log_ns + p.log_r) for p in domain.plan(log_n) if not p.first)
+    return FR_BYTES * (twiddles + (1 << log_n)) + NTT_CONSTANT_BYTES
+
+
+def msm_plan(shape: KeyShape, curve: CurveParams, streamed: tuple[str, ...], chunk: int) -> Plan:
+    """The window plan of ``curve``'s workspace: for its largest MSM, or for one chunk
+    when every query of the curve streams (a streamed query's chunks use the workspace of
+    its curve; window sums stay additive as long as one c serves every chunk)."""
+    queries = [q for q, (_, c) in QUERIES.items() if c is curve]
+    n = shape.msm_scalars(curve)
+    if all(q in streamed for q in queries):
+        n = min(n, chunk)
+    return make_plan(max(n, 1))
+
+
+def _items(shape: KeyShape, slots: int, streamed: tuple[str, ...], chunk: int, plans: dict) -> list[Item]:
+    n, m = shape.domain_size, shape.n_vars
+    items = []
+    for q in QUERIES:
+        curve = QUERIES[q][1]
+        if q in streamed:
+            buffers = min(2, parts(shape, q, streamed, chunk))
+            points = max(1, min(chunk, shape.points(q)))
+            items.append(Item("stream", f"{q} ({curve.name}): {buffers} buffers of {points} points",
+                              buffers * points * 8 * curve.limbs, query_bytes(shape, q)))
+        else:
+            items.append(Item("key", f"query {q} ({curve.name}, {shape.points(q)} points)", query_bytes(shape, q)))
+    items.append(Item("key", f"A and B as CSR ({shape.coefficients} coefficients)",
+                      CSR_BYTES_PER_COEFFICIENT * shape.coefficients + 2 * 8 * (n + 1)))
+    for curve in (G1, G2):
+        p = plans[curve.name]
+        items.append(Item("workspace", f"msm {curve.name} (n {p.n}, c {p.c}, chunk {p.chunk})",
+                          workspace_bytes(curve, p, host_scalars=False)))
+    items.append(Item("proof", "a, b, c and the NTT scratch vector (4 x 32 n)", 4 * FR_BYTES * n))
+    items.append(Item("ntt", f"twiddle and coset tables (2^{shape.log_n})", ntt_table_bytes(shape.log_n)))
+    items.append(Item("slots", f"{slots} witness slot(s) (32 x {m})", slots * FR_BYTES * m, slots * FR_BYTES * m))
+    results = sum(parts(shape, q, streamed, chunk) * 4 * QUERIES[q][1].limbs * 4 * plans[QUERIES[q][1].name].windows
+                  for q in QUERIES)
+    items.append(Item("results", "MSM window sums", results))
+    items.append(Item("margin", "kernel modules, small tables, deferred frees", MARGIN_BYTES))
+    return items
+
+
+def plan_with(shape: KeyShape, streamed: tuple[str, ...], *, slots: int = 1, chunk: int = STREAM_CHUNKS[0],
+              free: int | None = None) -> MemoryPlan:
+    """The plan that streams exactly ``streamed`` (no fitting, no refusal)."""
+    if slots < 1 or chunk < 1:
+        raise ValueError(f"slots and chunk must be >= 1, got {slots} and {chunk}")
+    unknown = set(streamed) - set(QUERIES)
+    if unknown:
+        raise ValueError(f"unknown queries {sorted(unknown)}; the queries are {', '.join(QUERIES)}")
+    plans = {c.name: msm_plan(shape, c, streamed, chunk) for c in (G1, G2)}
+    resident = tuple(q for q in QUERIES if q not in streamed)
+    return MemoryPlan(shape, slots, chunk, resident, tuple(streamed), plans,
+                      tuple(_items(shape, slots, tuple(streamed), chunk, plans)), free)
+
+
+def plan_memory(shape: KeyShape, free: int | None, *, slots: int = 1, chunk: int | None = None,
+                streamed: tuple[str, ...] | None = None) -> MemoryPlan:
+    """The plan with the fewest queries streamed (in STREAM_ORDER), then the largest chunk
+    (``chunk``, or the first of STREAM_CHUNKS), that fits ``free`` device bytes (every
+    query resident when ``free`` is None), or the one that streams exactly ``streamed``.
+    KeyTooLarge, naming the bytes needed and free, when streaming every query (or
+    ``streamed``) in the smallest chunks does not fit either."""
+    choices = [STREAM_ORDER[:k] for k in range(len(STREAM_ORDER) + 1)] if streamed is None else [tuple(streamed)]
+    chunks = STREAM_CHUNKS if chunk is None else (chunk,)
+    for choice in choices:
+        for size in chunks if choice else chunks[:1]:
+            plan = plan_with(shape, choice, slots=slots, chunk=size, free=free)
+            if free is None or plan.device_bytes <= free:
+                return plan
+    resident = plan_with(shape, (), slots=slots)
+    big = sorted(plan.items, key=lambda i: -i.nbytes)[:3]
+    raise KeyTooLarge(
+        f"the proving key (domain 2^{shape.log_n}, {shape.n_vars} wires) needs {resident.device_bytes / GB:.2f} GB "
+        f"of device memory with every query resident and {plan.device_bytes / GB:.2f} GB with "
+        f"{'every query' if streamed is None else ', '.join(plan.streamed) or 'nothing'} streamed from pinned host "
+        f"memory, but {free / GB:.2f} GB is free (largest items: "
+        + ", ".join(f"{i.name} {i.nbytes / GB:.2f} GB" for i in big) + ")")
+
+
+def fit_report(shape: KeyShape, free: int | None, slots: int, as_json: bool = False) -> str:
+    """``plan_memory``'s plan as text (``describe``) or JSON; KeyTooLarge if it cannot fit."""
+    plan = plan_memory(shape, free, slots=slots)
+    return json.dumps(plan.as_dict(), indent=2) if as_json else plan.describe()
+
+
+def free_bytes(budget: int | None = None) -> int | None:
+    """Device bytes free now (cudaMemGetInfo, after flushing the frees Numba deferred), at
+    most ``budget``; None on the CPU backend and in the simulator (unless a budget is given)."""
+    info = _memory_info()
+    if info is None:
+        return budget
+    return info[0] if budget is None else min(info[0], budget)
+
+
+def used_bytes() -> int | None:
+    """Device bytes in use now (total - free; every process's, as cudaMemGetInfo sees it),
+    after flushing Numba's deferred frees; None without a GPU."""
+    info = _memory_info()
+    return None if info is None else info[1] - info[0]
+
+
+def _memory_info() -> tuple[int, int] | None:
+    """(free, total) device bytes after flushing the frees Numba deferred (it frees in
+    batches: past 10 pending or 20% of the device); None without a GPU."""
+    if config.ENABLE_CUDASIM or not cuda.is_available():
+        return None
+    context = cuda.current_context()
+    context.memory_manager.deallocations.clear()
+    free, total = context.get_memory_info()
+    return int(free), int(total)

@@ -1,0 +1,319 @@
+"""Every kernel compiled at most once per machine: the on-disk kernel cache.
+
+Numba's own ``cache=True`` keys a function by its bytecode, its closure cells and its
+source file's stamp (mtime, size), and keeps the files beside the source. That misses
+every closure that captures a jitted function (a dispatcher pickles with a fresh id in
+each process), and it serves stale code after an edit of another file (a kernel's
+device functions live in mont.py, points.py, ...). So this project's kernels are
+module-level functions, and their cache lives in one folder per version of the code:
+
+    $NUMBA_CUZK_CACHE_DIR or ~/.cache/numba-cuzk  /  <key>  /  <module path>/...
+
+``key`` hashes the package's sources with the numba, numba-cuda, llvmlite, CUDA
+toolkit and Python versions, so an edit or an upgrade starts a fresh folder. Numba-cuda
+keys each CUDA entry by the device's compute capability itself, so GPUs of several
+kinds share the folder. A folder that cannot be written (read-only, full) is read
+where it can be and otherwise compiled around, with one warning.
+
+- ``gpu_kernel`` / ``cpu_kernel``: the decorators every kernel uses (``cuda.jit`` /
+  ``njit`` with ``cache=True``), which also list it for ``compile_stats``.
+- ``specialize(template, name, **bindings)``: one source, several kernels: the template
+  function with its free names bound per instance (``accumulate_g1`` and
+  ``accumulate_g2`` are ``accumulate`` over G1's and G2's point formulas). No closure
+  cells, so numba's key is the bytecode and the folder's key covers the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import sys
+import threading
+import types
+import warnings
+from importlib import metadata
+from pathlib import Path
+from typing import Callable
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+_VERSIONED = ("numba", "numba-cuda", "llvmlite", "cuda-toolkit", "nvidia-cuda-nvcc", "nvidia-nvvm", "numpy")
+_KERNELS: list = []  # every gpu_kernel / cpu_kernel dispatcher, in definition order
+_CPU_PRELOADS: list[Callable[[], None]] = []
+_warned = threading.Event()
+
+
+def cache_root() -> Path:
+    """The per-user cache folder: $NUMBA_CUZK_CACHE_DIR, else $XDG_CACHE_HOME/numba-cuzk
+    (default ~/.cache/numba-cuzk)."""
+    override = os.environ.get("NUMBA_CUZK_CACHE_DIR")
+    if override:
+        return Path(override).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(xdg) / "numba-cuzk"
+
+
+def _distribution_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+def source_key(package_dir: Path = PACKAGE_DIR) -> str:
+    """16 hex digits over every .py file of the package (path and bytes), the compiler
+    stack's versions and the Python version: what decides the machine code."""
+    digest = hashlib.sha256()
+    for path in sorted(package_dir.rglob("*.py")):
+        digest.update(path.relative_to(package_dir).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    for name in _VERSIONED:
+        digest.update(f"{name}={_distribution_version(name)}\0".encode())
+    digest.update(sys.version.encode())
+    return digest.hexdigest()[:16]
+
+
+_KEY = source_key()
+
+
+def cache_dir() -> Path:
+    """This version's folder: cache_root() / source_key()."""
+    return cache_root() / _KEY
+
+
+def folder_report() -> dict:
+    """For ``numba-cuzk info``: the folder, its size in bytes, its number of kernel
+    entries (.nbc files) and the other versions' folders beside it."""
+    folder = cache_dir()
+    files = [p for p in folder.rglob("*") if p.is_file()] if folder.is_dir() else []
+    root = cache_root()
+    others = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != _KEY) if root.is_dir() else []
+    return {
+        "folder": str(folder),
+        "bytes": sum(p.stat().st_size for p in files),
+        "entries": sum(p.suffix == ".nbc" for p in files),
+        "stale_versions": others,
+    }
+
+
+class _PackageLocatorMixin:
+    """Claims the package's functions for cache_dir(); numba's other locators keep the
+    rest (a user's own cached functions are untouched)."""
+
+    def __init__(self, py_func, py_file):
+        self._lineno = py_func.__code__.co_firstlineno
+        relative = Path(py_file).resolve().relative_to(PACKAGE_DIR).with_suffix("")
+        self._path = str(cache_dir() / relative)
+
+    def ensure_cache_path(self):
+        os.makedirs(self._path, exist_ok=True)
+
+    def get_cache_path(self):
+        return self._path
+
+    def get_source_stamp(self):
+        return _KEY
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        try:
+            Path(py_file).resolve().relative_to(PACKAGE_DIR)
+        except ValueError:
+            return None
+        return cls(py_func, py_file)
+
+
+def _warn_once(error: OSError) -> None:
+    if not _warned.is_set():
+        _warned.set()
+        warnings.warn(f"numba-cuzk: kernel cache {cache_dir()} cannot be written ({error}); "
+                      "kernels are compiled in this process and not kept", RuntimeWarning, stacklevel=3)
+
+
+def _or_warning(method):
+    """A Cache method (load_overload, save_overload) that turns an OSError in our folder
+    (unreadable, read-only, full) into one warning: as if the entry were absent."""
+
+    def guarded(self, *args):
+        try:
+            return method(self, *args)
+        except OSError as error:
+            if not isinstance(self._impl.locator, _PackageLocatorMixin):
+                raise
+            _warn_once(error)
+            return None
+
+    return guarded
+
+
+def install() -> None:
+    """Put the package locator first in numba's (CPU) and numba-cuda's lists. Run once,
+    by numba_cuzk._compat, before any kernel is defined."""
+    from numba.core import caching as cpu_caching
+
+    modules = [cpu_caching]
+    try:
+        from numba.cuda.core import caching as cuda_caching
+        modules.append(cuda_caching)
+    except ImportError:  # a numba-cuda without its own caching module uses numba's
+        pass
+    for caching in modules:
+        base = getattr(caching, "_CacheLocator")
+        locator = type("PackageLocator", (_PackageLocatorMixin, base), {})
+        impl = caching.CacheImpl if hasattr(caching, "CacheImpl") else caching._CacheImpl
+        impl._locator_classes = [locator] + [c for c in impl._locator_classes if c.__name__ != "PackageLocator"]
+        for name in ("load_overload", "save_overload"):
+            setattr(caching.Cache, name, _or_warning(getattr(caching.Cache, name)))
+
+
+def specialize(template: Callable, name: str, **bindings) -> types.FunctionType:
+    """``template`` (a module-level function) as a new function called ``name`` whose
+    free names ``bindings`` resolve to the given values: e.g. the point formulas of one
+    curve. Its source file, line and bytecode stay the template's; numba caches it under
+    ``name``."""
+    scope = dict(template.__globals__)
+    scope.update(bindings)
+    fn = types.FunctionType(template.__code__, scope, name, template.__defaults__)
+    fn.__qualname__ = name
+    fn.__doc__ = template.__doc__
+    fn.__module__ = template.__module__
+    return fn
+
+
+_compile_only: frozenset | None = None  # precompile's tasks: the kernels a launch compiles
+
+
+class GpuKernel:
+    """A ``cuda.jit`` dispatcher, launched as usual: ``kernel[grid, block, stream](*args)``.
+    Under ``compile_only(names)`` a launch compiles the kernel for its arguments (as the
+    launch would) if it is named, skips it otherwise, and runs nothing: so one process
+    compiles one heavy kernel of a pipeline while others compile the rest."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+        self.__doc__ = dispatcher.__doc__
+
+    def __getitem__(self, config):
+        if _compile_only is None:
+            return self.dispatcher[config]
+        return self._compile
+
+    def _compile(self, *args) -> None:
+        if self.dispatcher.py_func.__qualname__ in _compile_only:
+            self.dispatcher._compile_for_args(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.dispatcher, name)
+
+
+@contextlib.contextmanager
+def compile_only(names: set[str]):
+    """Within: launches compile the kernels ``names`` (qualnames) and nothing runs."""
+    global _compile_only
+    _compile_only = frozenset(names)
+    try:
+        yield
+    finally:
+        _compile_only = None
+
+
+def gpu_kernel(fn: Callable | None = None, **options):
+    """``cuda.jit(cache=True, **options)`` as a GpuKernel, listed for compile_stats. In the
+    simulator (no machine code) there is nothing to cache."""
+    from numba import config, cuda
+
+    def decorate(f):
+        kernel = cuda.jit(cache=not config.ENABLE_CUDASIM, **options)(f)
+        _KERNELS.append(kernel)
+        return GpuKernel(kernel)
+
+    return decorate(fn) if fn is not None else decorate
+
+
+class CpuKernel:
+    """An ``njit(cache=True)`` entry point called from Python. With ``symbols``, the
+    registered preloads run before its first call (the field functions' symbols: see
+    curve/target.py), since a cached entry that calls them is linked as it loads."""
+
+    def __init__(self, dispatcher, symbols: bool):
+        self.dispatcher = dispatcher
+        self.symbols = symbols
+        self.__doc__ = dispatcher.__doc__
+        self.__name__ = dispatcher.__name__
+
+    def __call__(self, *args):
+        if self.symbols:
+            run_cpu_preloads()
+        return self.dispatcher(*args)
+
+
+def cpu_kernel(fn: Callable | None = None, *, symbols: bool = True, **options):
+    """``njit(cache=True, **options)`` as a CpuKernel, listed for compile_stats.
+    ``symbols=False`` for kernels below curve/ (field, ntt, Fr-only groth16 code), which
+    cannot reach curve/target.py's symbols: their first call binds none (~0.5 s)."""
+    from numba import njit
+
+    def decorate(f):
+        kernel = njit(cache=True, **options)(f)
+        _KERNELS.append(kernel)
+        return CpuKernel(kernel, symbols)
+
+    return decorate(fn) if fn is not None else decorate
+
+
+def add_cpu_preload(preload: Callable[[], None]) -> None:
+    """Run ``preload`` (idempotent) before any CpuKernel's first call."""
+    _CPU_PRELOADS.append(preload)
+
+
+def run_cpu_preloads() -> None:
+    for preload in _CPU_PRELOADS:
+        preload()
+
+
+def _index_targets(index: Path) -> set:
+    """The targets an index file (.nbi) holds entries for: "cpu" or "sm_MN" (CUDA)."""
+    try:
+        with open(index, "rb") as f:
+            pickle.load(f)  # numba's version
+            _, overloads = pickle.loads(f.read())
+    except Exception:  # unreadable or another numba's: as good as absent
+        return set()
+    targets = set()
+    for key in overloads:
+        magic = key[1]
+        cc = magic[1] if len(magic) == 2 and isinstance(magic[1], tuple) else None
+        targets.add(f"sm_{cc[0]}{cc[1]}" if cc else "cpu")
+    return targets
+
+
+def coverage(target: str) -> tuple[int, int]:
+    """(kernels with an entry for ``target`` ("cpu" or "sm_90") in this version's folder,
+    kernels of that kind defined so far): whether ``numba-cuzk compile`` has run here."""
+    from numba.core.registry import CPUDispatcher
+
+    wanted = [k for k in _KERNELS if isinstance(k, CPUDispatcher) == (target == "cpu")]
+    folder = cache_dir()
+    have = 0
+    for kernel in wanted:
+        name = kernel.py_func.__qualname__
+        if any(target in _index_targets(i) for i in folder.rglob(f"*.{name}-*.nbi")):
+            have += 1
+    return have, len(wanted)
+
+
+def compile_stats() -> dict:
+    """Over every kernel defined so far: signatures compiled in this process and
+    signatures loaded from the cache (numba's per-dispatcher counters)."""
+    compiled = loaded = 0
+    for kernel in _KERNELS:
+        stats = getattr(kernel, "stats", None)
+        if stats is None:  # the simulator's kernels keep none
+            continue
+        compiled += sum(stats.cache_misses.values())
+        loaded += sum(stats.cache_hits.values())
+    return {"compiled": compiled, "loaded": loaded, "kernels": len(_KERNELS)}

@@ -1,0 +1,249 @@
+"""The device-memory plan (groth16/memory.py): its arithmetic, item by item, against hand
+figures and against what the allocators really allocate; the choice of streamed queries;
+the refusal of a key that cannot fit, with its figures; a Prover that streams B2 (the
+simulator's GPU path, end to end, on a tiny circuit)."""
+
+import numpy as np
+import pytest
+from numba import cuda
+
+from numba_cuzk.circuits.builtin import CIRCUITS, build, key_shape
+from numba_cuzk.curve.params import G1, G2
+from numba_cuzk.groth16 import memory, pairing
+from numba_cuzk.groth16.memory import KeyShape, KeyTooLarge, plan_memory, plan_with
+from numba_cuzk.msm import Workspace, workspace_bytes
+from numba_cuzk.msm.plan import make_plan
+from numba_cuzk import ntt
+from tests.conftest import SIMULATOR
+
+SHAPE = KeyShape(n_vars=100, n_public=2, domain_size=128, coefficients=300)
+# bit_heavy at 2^27, the PoRep partition's size (circuits.key_shape; checked against builds below)
+POREP = KeyShape(n_vars=132847089, n_public=16, domain_size=1 << 27, coefficients=357455681)
+
+
+def test_query_bytes_per_query():
+    assert {q: memory.query_bytes(SHAPE, q) for q in memory.QUERIES} == {
+        "a": 100 * 96, "b1": 100 * 96, "b2": 100 * 192, "c": 97 * 96, "h": 128 * 96}
+    # the issue's figures at 2^27: A, B1, C ~12.75 GB each, B2 ~25.5 GB, H ~12.9 GB
+    assert memory.query_bytes(POREP, "b2") == 132847089 * 192 == 25_506_641_088
+    assert memory.query_bytes(POREP, "h") == (1 << 27) * 96
+
+
+def test_items_of_a_small_plan():
+    plan = plan_with(SHAPE, (), slots=2)
+    items = {i.name: i.nbytes for i in plan.items}
+    assert items["A and B as CSR (300 coefficients)"] == 300 * 36 + 2 * 8 * 129
+    assert items["a, b, c and the NTT scratch vector (4 x 32 n)"] == 4 * 32 * 128
+    assert items["2 witness slot(s) (32 x 100)"] == 2 * 32 * 100
+    assert plan.msm_plans["G1"] == make_plan(128)  # H's 128 scalars: the largest G1 MSM
+    assert plan.msm_plans["G2"] == make_plan(100)
+    assert plan.bytes_of("workspace") == (workspace_bytes(G1, make_plan(128), host_scalars=False)
+                                          + workspace_bytes(G2, make_plan(100), host_scalars=False))
+    assert plan.pinned_bytes == 2 * 32 * 100
+    assert plan.device_bytes == sum(i.nbytes for i in plan.items)
+
+
+def test_workspace_bytes_by_hand_and_as_allocated():
+    """c = 4 over 1000 scalars: 64 windows of 8 buckets, chunks of 128 (mean bucket 125)."""
+    plan = make_plan(1000, window=4)
+    w, b, chunks = 64, 8, -(-1000 // 128) + 8
+    assert (plan.windows, plan.buckets, plan.chunk, plan.max_chunks) == (w, b, 128, chunks)
+    ints = 4 * (w * b + w * (b + 1) + w * b + w * (b + 1) + w * chunks)  # counts, offsets, cursors, chunk offsets
+    # points: chunk sums, 0/1 sums, one segment per window, 3 reduce slots each, two level regions
+    slots = w * chunks + 16 + w + 3 * w + 2 * (2 + (w - 1))  # window 0's level: 16 + 1 points, 2 sums
+    want = 1000 + ints + 4 * w * 1000 + 4 * 48 * slots
+    assert workspace_bytes(G1, plan, host_scalars=False) == want
+    assert workspace_bytes(G1, plan) == want + 32 * 1000
+    ws = Workspace(G1, plan, host_scalars=False)
+    allocated = sum(getattr(ws, name).nbytes for name in ("kinds", "counts", "offsets", "cursors", "chunk_offsets",
+                                                          "chunk_buckets", "entries", "points"))
+    assert allocated == want and ws.scalars is None
+
+
+def test_ntt_tables_as_built():
+    """The plan's NTT tables against ntt's caches after the prover's transforms at 2^9
+    (two passes: one twiddle table of 2^9 entries, the coset table)."""
+    ntt.clear_cache()
+    log_n = 9
+    values = cuda.to_device(np.zeros((8, 1 << log_n), dtype=np.uint32))
+    scratch = cuda.device_array((8, 1 << log_n), dtype=np.uint32)
+    ntt.intt(values, workspace=scratch)
+    ntt.coset_ntt(values, 7, workspace=scratch)
+    built = ntt.cached_bytes()  # tables and workspaces, not the few small constants
+    ntt.clear_cache()
+    assert built == 32 * (2 * (1 << log_n) + 1)  # twiddles, coset, the first pass's 1-entry stub
+    assert 0 <= memory.ntt_table_bytes(log_n) - built <= memory.NTT_CONSTANT_BYTES
+
+
+def test_everything_resident_when_it_fits():
+    plan = plan_memory(SHAPE, 10**12)
+    assert plan.streamed == () and plan.resident == tuple(memory.QUERIES)
+    assert plan_memory(SHAPE, None).device_bytes == plan.device_bytes
+
+
+def test_b2_streams_first_then_h():
+    shape = KeyShape(n_vars=10000, n_public=2, domain_size=16384, coefficients=30000)
+    resident = plan_with(shape, ())
+    one = plan_memory(shape, resident.device_bytes - 1, chunk=1024)
+    assert one.streamed == ("b2",)
+    assert one.msm_plans["G2"] == make_plan(1024)  # the G2 workspace serves one chunk
+    assert one.parts("b2") == 10 and one.parts("a") == 1
+    (stream,) = [i for i in one.items if i.group == "stream"]
+    assert (stream.name, stream.nbytes, stream.pinned_bytes) == ("b2 (G2): 2 buffers of 1024 points",
+                                                                 2 * 1024 * 192, 10000 * 192)
+    two = plan_memory(shape, one.device_bytes - 1, chunk=1024)
+    assert two.streamed == ("b2", "h")
+    assert two.device_bytes <= one.device_bytes - 1
+
+
+def test_porep_partition_fits_an_h200_with_b2_streamed():
+    """2^27 with 3 slots (the engine's two GPU workers): 178 GB resident, so B2 streams,
+    and the rest fits what an H200 has free (139.8 GiB ~ 150 GB, say 148 GB free), in
+    chunks of 2^24; 1 byte less and the chunks halve."""
+    free = 148 * 10**9
+    resident = plan_with(POREP, (), slots=3)
+    assert resident.device_bytes > free
+    plan = plan_memory(POREP, free, slots=3)
+    assert plan.streamed == ("b2",) and plan.chunk == 1 << 24  # the largest chunk that fits
+    assert plan.device_bytes <= free
+    assert plan_memory(POREP, plan.device_bytes - 1, slots=3).chunk == 1 << 23
+    assert plan.pinned_bytes == 25_506_641_088 + 3 * 32 * 132847089
+
+
+def test_a_key_that_cannot_fit_is_refused_with_its_figures():
+    everything = plan_with(SHAPE, memory.STREAM_ORDER)
+    resident = plan_with(SHAPE, ())
+    free = everything.device_bytes - 1
+    with pytest.raises(KeyTooLarge) as refused:
+        plan_memory(SHAPE, free)
+    message = str(refused.value)
+    assert f"needs {resident.device_bytes / 1e9:.2f} GB of device memory with every query resident" in message
+    assert f"{everything.device_bytes / 1e9:.2f} GB with every query streamed" in message
+    assert f"but {free / 1e9:.2f} GB is free" in message
+    assert isinstance(refused.value, ValueError)
+
+
+def test_bad_plans_are_refused():
+    with pytest.raises(ValueError, match="unknown queries"):
+        plan_with(SHAPE, ("b3",))
+    with pytest.raises(ValueError, match="slots and chunk"):
+        plan_with(SHAPE, (), slots=0)
+
+
+@pytest.mark.parametrize("name", CIRCUITS)
+def test_key_shape_matches_a_build(name):
+    log_n = 12
+    r1cs, _ = build(name, log_n)
+    assert key_shape(name, log_n) == KeyShape(r1cs.n_wires, r1cs.n_public, 1 << log_n,
+                                              r1cs.a.nnz + r1cs.b.nnz + r1cs.n_public + 1)
+
+
+def test_describe_names_every_item():
+    text = plan_memory(SHAPE, 10**12).describe()
+    assert "query b2 (G2, 100 points)" in text and "every query resident" in text and "device memory free" in text
+    assert plan_with(SHAPE, ("b2",), chunk=16).as_dict()["streamed"] == ["b2"]
+
+
+@pytest.fixture(scope="module")
+def cube_key():
+    from numba_cuzk.groth16.setup import setup
+    from tests.groth16.test_prove import TOXIC, cube_circuit
+
+    r1cs, witness = cube_circuit()
+    return r1cs, witness, setup(r1cs, gpu=False, toxic=TOXIC)
+
+
+def test_key_shape_of_a_key(cube_key):
+    r1cs, _, pk = cube_key
+    assert KeyShape.of(pk) == KeyShape(r1cs.n_wires, r1cs.n_public, pk.domain_size,
+                                       r1cs.a.nnz + r1cs.b.nnz + r1cs.n_public + 1)
+
+
+def test_zkey_shape_from_its_headers(cube_key, tmp_path):
+    from numba_cuzk.groth16.formats import read_shape, write_zkey
+
+    _, _, pk = cube_key
+    write_zkey(tmp_path / "cube.zkey", pk)
+    assert read_shape(tmp_path / "cube.zkey") == KeyShape.of(pk)
+    (tmp_path / "bad.zkey").write_bytes(b"zkey" + bytes(8))
+    with pytest.raises(ValueError, match="zkey"):
+        read_shape(tmp_path / "bad.zkey")
+
+
+@pytest.mark.gpu
+def test_prover_streams_b2_under_a_small_budget(cube_key):
+    """The GPU path (the simulator in CI) with B2 streamed (forced: at this size streaming
+    saves nothing) in 3 chunks of 2 points, within a budget of exactly its plan; the proof
+    verifies and each MSM equals the CPU backend's."""
+    from numba_cuzk.groth16.prove import Prover
+    from numba_cuzk.groth16.timing import PhaseTimer
+    from numba_cuzk.msm import to_point
+
+    _, witness, pk = cube_key
+    budget = plan_with(KeyShape.of(pk), ("b2",), chunk=2).device_bytes
+    with pytest.raises(KeyTooLarge, match="with b2 streamed from pinned host memory, but 0.00 GB is free"):
+        Prover(pk, gpu=True, memory_budget=1000, chunk=2, streamed=("b2",))
+    prover = Prover(pk, gpu=True, memory_budget=budget, chunk=2, streamed=("b2",))
+    assert prover.memory.streamed == ("b2",) and prover.memory.parts("b2") == 3
+    timer = PhaseTimer(prover.stream)
+    proof = prover.prove(witness, timer=timer)
+    assert pairing.verify(pk.verifying_key, prover.public_inputs(witness), proof)
+    if not SIMULATOR:  # the simulator's events have no times
+        assert "stream_b2" in timer.durations_ms()
+    cpu = Prover(pk, gpu=False)
+    for p in (prover, cpu):
+        p.slots[0].load(witness, p.stream, PhaseTimer(p.stream))
+    on_gpu = prover.device_work(prover.slots[0], PhaseTimer(prover.stream))
+    on_cpu = cpu.device_work(cpu.slots[0], PhaseTimer())
+    assert {k: to_point(v) for k, v in on_gpu.items()} == {k: to_point(v) for k, v in on_cpu.items()}
+
+
+def test_info_plan_command(tmp_path):
+    """``numba-cuzk info --plan``: a built-in circuit's plan for a given free memory, and
+    the refusal (exit 1, the figures on stderr)."""
+    from typer.testing import CliRunner
+
+    from numba_cuzk.cli import app
+
+    runner = CliRunner()
+    fits = runner.invoke(app, ["info", "--plan", "--circuit", "bit_heavy", "-k", "27", "--slots", "3",
+                               "--free-gb", "148"])
+    assert fits.exit_code == 0, fits.output
+    assert "streamed from pinned host memory: b2" in fits.output and "query a (G1, 132847089 points)" in fits.output
+    refused = runner.invoke(app, ["info", "--plan", "-k", "27", "--free-gb", "40"])
+    assert refused.exit_code == 1
+    need = plan_with(POREP, ()).device_bytes / 1e9
+    assert f"needs {need:.2f} GB" in refused.output and "but 40.00 GB is free" in refused.output
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(SIMULATOR, reason="2^20: the H200 only")
+def test_prover_at_log20_under_a_budget_that_leaves_b2_out():
+    """bit_heavy 2^20 with a budget 1 byte short of the resident plan: B2 streams in 4
+    chunks of 2^18 on the copy stream; the proofs verify, the streamed prover's MSMs equal
+    the resident one's, and the device memory it took stays within its plan."""
+    from numba_cuzk.groth16.prove import Prover
+    from numba_cuzk.groth16.setup import setup
+    from numba_cuzk.groth16.timing import PhaseTimer
+    from numba_cuzk.msm import to_point
+
+    r1cs, witness = build("bit_heavy", 20, seed=3)
+    pk = setup(r1cs, gpu=True)
+    resident = Prover(pk, gpu=True)
+    assert resident.memory.streamed == ()
+    budget = plan_with(KeyShape.of(pk), ()).device_bytes - 1
+    before = memory.used_bytes()
+    streamed = Prover(pk, gpu=True, memory_budget=budget, chunk=1 << 18)
+    assert streamed.memory.streamed == ("b2",) and streamed.memory.parts("b2") == 4
+    timer = PhaseTimer(streamed.stream)
+    for prover in (streamed, resident):
+        assert pairing.verify(pk.verifying_key, prover.public_inputs(witness), prover.prove(witness))
+    proof = streamed.prove(witness, timer=timer)
+    assert pairing.verify(pk.verifying_key, streamed.public_inputs(witness), proof)
+    assert timer.durations_ms()["stream_b2"] > 0
+    assert memory.used_bytes() - before <= streamed.memory.device_bytes
+    for prover in (streamed, resident):
+        prover.slots[0].load(witness, prover.stream, PhaseTimer(prover.stream))
+    got = streamed.device_work(streamed.slots[0], PhaseTimer(streamed.stream))
+    want = resident.device_work(resident.slots[0], PhaseTimer(resident.stream))
+    assert {k: to_point(v) for k, v in got.items()} == {k: to_point(v) for k, v in want.items()}

@@ -1,0 +1,124 @@
+"""The kernel cache (numba_cuzk/kernel_cache.py): a second process compiles nothing, an
+edit of the sources starts a new folder, an unwritable folder still proves, with one
+warning. Each case runs fresh Python processes on the CPU backend (the simulator has no
+machine code to cache); ``-m gpu`` repeats the first on the GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from numba_cuzk import kernel_cache
+from tests.conftest import SIMULATOR
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROOF = """
+import json
+from numba_cuzk import kernel_cache
+from numba_cuzk.circuits import build
+from numba_cuzk.groth16.prove import Prover
+from numba_cuzk.groth16.setup import setup
+r1cs, witness = build("mimc", 6)
+gpu = {gpu}
+Prover(setup(r1cs, gpu=gpu), gpu=gpu).prove(witness)
+print(json.dumps(kernel_cache.compile_stats() | {{"folder": str(kernel_cache.cache_dir())}}))
+"""
+
+CONVERSION = """
+import json
+import numpy as np
+from numba_cuzk import kernel_cache
+from numba_cuzk.field import codec
+from numba_cuzk.field.params import FR
+codec.to_montgomery(codec.to_limbs([1, 2, 3], FR), FR)
+print(json.dumps(kernel_cache.compile_stats() | {"folder": str(kernel_cache.cache_dir())}))
+"""
+
+
+def run(script: str, cache: Path, root: Path = ROOT, simulator: bool = False) -> tuple[dict, str]:
+    """Run ``script`` in a fresh interpreter importing numba_cuzk from ``root``; its last
+    stdout line (JSON) and its stderr."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env.update(NUMBA_CUZK_CACHE_DIR=str(cache), PYTHONPATH=str(root), PYTHONWARNINGS="default")
+    if simulator:
+        env["NUMBA_ENABLE_CUDASIM"] = "1"
+    done = subprocess.run([sys.executable, "-c", script], env=env, cwd=root, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+
+def test_second_process_compiles_nothing(tmp_path):
+    first, _ = run(PROOF.format(gpu=False), tmp_path)
+    assert first["compiled"] > 0 and Path(first["folder"]).parent == tmp_path
+    second, _ = run(PROOF.format(gpu=False), tmp_path)
+    assert second["compiled"] == 0, second
+    assert second["loaded"] >= first["compiled"]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(SIMULATOR, reason="the simulator compiles no machine code: nothing to cache")
+def test_second_process_compiles_nothing_on_the_gpu(tmp_path):
+    first, _ = run(PROOF.format(gpu=True), tmp_path)
+    assert first["compiled"] > 0
+    second, _ = run(PROOF.format(gpu=True), tmp_path)
+    assert second["compiled"] == 0, second
+
+
+def test_an_edit_of_a_device_function_starts_a_new_folder(tmp_path):
+    shutil.copytree(ROOT / "numba_cuzk", tmp_path / "src" / "numba_cuzk",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    cache = tmp_path / "cache"
+    before, _ = run(CONVERSION, cache, tmp_path / "src")
+    assert before["compiled"] > 0
+    again, _ = run(CONVERSION, cache, tmp_path / "src")
+    assert again["compiled"] == 0
+    mont = tmp_path / "src" / "numba_cuzk" / "field" / "mont.py"  # not the kernel's own file
+    mont.write_text(mont.read_text() + "\n# an edit\n")
+    after, _ = run(CONVERSION, cache, tmp_path / "src")
+    assert after["folder"] != before["folder"]
+    assert after["compiled"] > 0
+
+
+def test_an_unwritable_cache_folder_still_proves_with_one_warning(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    stats, stderr = run(PROOF.format(gpu=False), blocker / "cache")
+    assert stats["compiled"] > 0
+    assert stderr.count("cannot be written") == 1, stderr
+
+
+def test_source_key_covers_every_source_file(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    key = kernel_cache.source_key(tmp_path / "pkg")
+    assert kernel_cache.source_key(tmp_path / "pkg") == key
+    (tmp_path / "pkg" / "b.py").write_text("")
+    assert kernel_cache.source_key(tmp_path / "pkg") != key
+
+
+def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("NUMBA_CUZK_CACHE_DIR", str(tmp_path / "c"))
+    assert kernel_cache.cache_root() == tmp_path / "c"
+    monkeypatch.delenv("NUMBA_CUZK_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert kernel_cache.cache_root() == tmp_path / "xdg" / "numba-cuzk"
+
+
+def template(x):
+    return offset + x  # noqa: F821 (bound by specialize)
+
+
+def test_specialize_binds_free_names_per_instance():
+    plus_one = kernel_cache.specialize(template, "plus_one", offset=1)
+    plus_two = kernel_cache.specialize(template, "plus_two", offset=2)
+    assert (plus_one(1), plus_two(1)) == (2, 3)
+    assert plus_one.__qualname__ == "plus_one" and plus_one.__code__ is template.__code__
+    assert plus_one.__closure__ is None  # nothing for numba's key to pickle
