@@ -64,8 +64,10 @@ def _rss_bytes() -> int:
 
 
 def _semaphores_mapped() -> set[str]:
+    """Named semaphores this process maps that still exist in /dev/shm (an unlinked one,
+    "(deleted)", takes no name and goes with its last mapping)."""
     with open("/proc/self/maps") as f:
-        return {line.split()[-1] for line in f if "/dev/shm/sem." in line}
+        return {line.split()[5] for line in f if "/dev/shm/sem." in line and not line.rstrip().endswith("(deleted)")}
 
 
 def _witness_files() -> set[str]:
