@@ -74,8 +74,8 @@ def test_failing_partition_fails_its_job_and_others_go_on(client, key, tmp_path)
         failing, fine = prover.submit_many(KEY_PATH, [[synthesizer(1), bad, synthesizer(2)],
                                                       [synthesizer(3), synthesizer(4)]],
                                            names=["bad", "fine"], trusted=True, task_partitions=5)
-        with pytest.raises(JobFailed, match="job bad: partition 1 failed after 2 tries: ValueError: the witness "
-                                            "does not satisfy") as info:
+        with pytest.raises(JobFailed, match="job bad: partition 1 failed after 2 tries: ValueError: the proof does "
+                                            "not verify: the witness does not satisfy") as info:
             failing.result(timeout=TIMEOUT_S)
         assert sorted(info.value.finished) == [0, 2] and all(verifies(key, p) for p in info.value.finished.values())
         assert all(verifies(key, p) for p in fine.result(timeout=TIMEOUT_S).partitions)
