@@ -38,12 +38,12 @@ from pathlib import Path
 from distributed import Client
 
 from bench import common
+from numba_cuzk.circuits import build
 from numba_cuzk.cluster import ClusterProver, KeyRef, local_cluster, zkey_bytes
 from numba_cuzk.cluster.local import visible_gpus
 from numba_cuzk.engine import EngineConfig
 from numba_cuzk.engine.synthesis import circuit_witness
 from numba_cuzk.engine.workload import circuit_key, circuit_partitions
-from numba_cuzk.groth16.circuits import build
 from numba_cuzk.timeline import analysis, reader
 
 COMPILE_KEY = Path(__file__).resolve().parents[1] / "tests" / "engine" / "data" / "mimc6.zkey"

@@ -12,6 +12,8 @@ import statistics
 import subprocess
 from pathlib import Path
 
+from numba_cuzk.fileio import atomic_write
+
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -82,7 +84,8 @@ def write(records: list[dict], topic: str, out: str | None = None) -> Path:
     path = Path(out) if out else RESULTS / f"{topic}-{datetime.date.today().isoformat()}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     earlier = json.loads(path.read_text()) if path.exists() else []
-    path.write_text(json.dumps(earlier + records, indent=1) + "\n")
+    with atomic_write(path, "w") as file:
+        file.write(json.dumps(earlier + records, indent=1) + "\n")
     return path
 
 

@@ -50,10 +50,11 @@ from pathlib import Path
 
 from bench import common
 from numba_cuzk import backend
+from numba_cuzk.circuits import build
 from numba_cuzk.engine import Engine, EngineConfig, Job
 from numba_cuzk.engine.synthesis import SynthesisPool
 from numba_cuzk.engine.workload import circuit_key, circuit_partitions
-from numba_cuzk.groth16.circuits import build
+from numba_cuzk.fileio import atomic_write
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.timing import PhaseTimer
 from numba_cuzk.timeline import analysis, reader
@@ -134,7 +135,8 @@ def keep_timeline(timeline: Timeline, target: str) -> None:
     """Write one round's timeline (``round_timeline``: the warm-up job and the other rounds
     left out, as in the figures) to ``target``."""
     lines = [json.dumps(record, separators=(",", ":")) for record in (timeline.header, *timeline.events)]
-    Path(target).write_text("\n".join(lines) + "\n")
+    with atomic_write(target, "w") as file:
+        file.write("\n".join(lines) + "\n")
 
 
 def spread(values: list[float]) -> dict:

@@ -1,6 +1,6 @@
 """Groth16 proof time on the GPU by phase, keys resident, and the CPU backend in the same run.
 
-For each size 2^K: a built-in circuit (groth16/circuits.py, --circuit, default the
+For each size 2^K: a built-in circuit (circuits/builtin.py, --circuit, default the
 bit-heavy one: a witness of 0s and 1s like Filecoin's) of at most 2^K - n_public - 1
 constraints, an insecure local setup (on the GPU), a Prover (queries uploaded once), one
 warm-up proof, then --runs proofs. Records (bench/results/groth16-<date>.json):
@@ -29,8 +29,8 @@ import time
 from numba import cuda
 
 from bench import common
+from numba_cuzk.circuits import build
 from numba_cuzk.groth16 import memory
-from numba_cuzk.groth16.circuits import build
 from numba_cuzk.groth16.prove import STREAM_PHASES, Prover
 from numba_cuzk.groth16.setup import setup
 from numba_cuzk.groth16.timing import PhaseTimer

@@ -3,8 +3,8 @@ there is one) and reuses its buffers, so each proof pays only for its own witnes
 
 import time
 
+from numba_cuzk.circuits import build
 from numba_cuzk.groth16 import pairing
-from numba_cuzk.groth16.circuits import build
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.setup import setup
 

@@ -1,33 +1,72 @@
-"""The ``numba-cuzk`` command line. One function per command; each imports what it needs
-inside its body, so ``info`` answers without compiling anything.
+"""The ``numba-cuzk`` command line: each command parses its options, calls the package
+and prints. Each imports what it needs inside its body, so ``info`` answers without
+compiling anything.
 
-Exit codes: 0 success, 1 a check failed, 2 a user error. A command reports a user error
-by raising ``typer.BadParameter``: one line on stderr, no traceback.
+Exit codes: 0 success, 1 a check failed (a proof does not verify, a run's proof failed),
+2 a user error, 3 a bug, 130 interrupted (Ctrl-C or SIGTERM). One error path, around
+every command (``_Commands``): a user error, raised anywhere as ValueError
+(fileio.InputError names the file) or OSError, prints one line on stderr, no traceback;
+anything else is a bug and prints its traceback, then a line saying so.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
-import random
+import signal
 import sys
 import time
+import traceback
 import warnings
-from dataclasses import dataclass
 from importlib import metadata
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from numba_cuzk import __version__, backend, kernel_cache
+from numba_cuzk.fileio import check_writable, describe_os_error
+
+EXIT_BUG = 3
 
 
-class _App(typer.Typer):
-    """A Typer app whose usage errors print one line ("error: ...") instead of a panel."""
+def _one_error_path(command):
+    """``command`` with the CLI's error path: a user error (ValueError, OSError) is one
+    line on stderr and exit 2; any other exception a bug: its traceback, a line, exit 3."""
+
+    @functools.wraps(command)
+    def checked(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except (OSError, ValueError) as exc:
+            message = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+            typer.echo(f"error: {' '.join(message.split())}", err=True)
+            raise typer.Exit(2) from exc
+        except Exception as exc:
+            if any(cls.__name__ in ("ClickException", "Exit", "Abort") for cls in type(exc).__mro__):
+                raise  # typer's own: usage errors, exit codes
+            traceback.print_exc()
+            typer.echo(f"error: this is a bug in numba-cuzk {__version__} ({type(exc).__name__}), not in your "
+                       "input; please report it with the traceback above", err=True)
+            raise typer.Exit(EXIT_BUG) from exc
+    return checked
+
+
+class _Commands(typer.Typer):
+    """A Typer app whose every command goes through ``_one_error_path``."""
+
+    def command(self, *args, **kwargs):
+        register = super().command(*args, **kwargs)
+        return lambda command: register(_one_error_path(command))
+
+
+class _App(_Commands):
+    """The top-level app: usage errors print one line ("error: ...") instead of a panel;
+    SIGTERM is handled as Ctrl-C (a run drains, exit 130)."""
 
     def __call__(self, *args, **kwargs):
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         try:
             code = super().__call__(*args, standalone_mode=False, **kwargs)
         except Exception as exc:
@@ -126,7 +165,7 @@ def _key_shape(zkey: str | None, circuit: str, log_constraints: int):
         from numba_cuzk.groth16.formats import read_shape
 
         return read_shape(zkey)
-    from numba_cuzk.groth16.circuits import key_shape
+    from numba_cuzk.circuits.builtin import key_shape
 
     return key_shape(circuit, log_constraints)
 
@@ -155,93 +194,17 @@ def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min
                   f"{time.perf_counter() - start:.1f} s")
 
 
-@dataclass
-class CheckResult:
-    field: str
-    target: str  # "cpu" (numpy arrays) or "gpu" (device arrays)
-    check: str
-    n: int
-    first_ms: float | None  # first call: includes Numba's JIT compilation; None: not timed
-    second_ms: float | None
-    error: str  # "" when the check passed
-
-
-def _field_cases(params, count: int, seed: int) -> tuple[list[int], list[int], list[int]]:
-    """Operands a, b, c: every pair of edge values (0, 1, p-1), then ``count`` random."""
-    p = params.modulus
-    edges = (0, 1, p - 1)
-    rng = random.Random(f"{params.name}:{seed}")
-    a = [x for x in edges for _ in edges] + [rng.randrange(p) for _ in range(count)]
-    b = [y for _ in edges for y in edges] + [rng.randrange(p) for _ in range(count)]
-    c = [edges[i % 3] for i in range(9)] + [rng.randrange(p) for _ in range(count)]
-    return a, b, c
-
-
-def _first_mismatch(got: list[int], want: list[int]) -> str:
-    for i, (g, w) in enumerate(zip(got, want)):
-        if g != w:
-            return f"element {i}: got {g:#x}, want {w:#x}"
-    return "" if len(got) == len(want) else f"{len(got)} results for {len(want)} inputs"
-
-
-def _check_field(params, ref, count: int, seed: int, targets: list[str]) -> list[CheckResult]:
-    """mul_sub and batch_inverse of ``params`` against the Python-int reference."""
-    from numba import cuda
-
-    from numba_cuzk.field import codec, kernels
-
-    a, b, c = _field_cases(params, count, seed)
-    try:
-        mont = [codec.to_montgomery(codec.to_limbs(v, params), params) for v in (a, b, c)]
-        round_trip = codec.from_limbs(codec.from_montgomery(mont[0], params), params)
-        error = _first_mismatch(round_trip, a)
-    except Exception as exc:  # report a broken codec as a failed check, not a crash
-        error = f"{type(exc).__name__}: {exc}"
-    results = [CheckResult(params.name, "cpu", "round trip", len(a), None, None, error)]
-    if error:
-        return results
-    checks = {
-        "mul_sub": (lambda out, x, y, z: kernels.mul_sub(out, x, y, z, params=params), mont,
-                    [ref.sub(ref.mul(x, y), z) for x, y, z in zip(a, b, c)]),
-        "batch_inverse": (lambda out, x: kernels.batch_inverse(out, x, params=params), mont[:1],
-                          [ref.inverse(x) if x else 0 for x in a]),  # the kernels' 1/0 = 0
-    }
-    for target in targets:
-        to_target = cuda.to_device if target == "gpu" else (lambda x: x)
-        for name, (run, inputs, want) in checks.items():
-            args = [to_target(x) for x in inputs]
-            out = to_target(np.empty_like(inputs[0]))
-            timings, error = [], ""
-            try:
-                for _ in range(2):
-                    start = time.perf_counter()
-                    run(out, *args)
-                    if target == "gpu":
-                        cuda.synchronize()
-                    timings.append(1e3 * (time.perf_counter() - start))
-                host = out.copy_to_host() if target == "gpu" else out
-                error = _first_mismatch(codec.from_limbs(codec.from_montgomery(host, params), params), want)
-            except Exception as exc:  # report a broken kernel as a failed check, not a crash
-                error = f"{type(exc).__name__}: {exc}"
-            timings += [None] * (2 - len(timings))
-            results.append(CheckResult(params.name, target, name, len(a), *timings, error))
-    return results
-
-
 @app.command()
 def selfcheck(
     count: int = typer.Option(1000, "--count", "-n", min=0, help="Random elements per field, besides the edge values."),
     seed: int = typer.Option(0, "--seed", help="Seed of the random elements."),
 ) -> None:
     """Check the field kernels against Python integers: on the CPU, and on the GPU if one is present."""
-    from numba_cuzk.field.params import FQ, FR
-    from numba_cuzk.field.reference import fq, fr
+    from numba_cuzk.field.selfcheck import check_fields
 
     targets = ["cpu", "gpu"] if backend.cuda_available() else ["cpu"]
     console.print(f"backend: [bold]{backend.backend_name()}[/bold]; checking on {' and '.join(targets)}")
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*under-utilization")  # small grids are intended here
-        results = [r for params, ref in ((FR, fr), (FQ, fq)) for r in _check_field(params, ref, count, seed, targets)]
+    results = check_fields(count, seed, targets)
 
     table = Table(title="numba-cuzk selfcheck", caption="1st ms includes Numba's JIT compilation")
     for column in ("field", "target", "check", "n", "1st ms", "2nd ms", "result"):
@@ -270,11 +233,9 @@ def demo(
     """Build a circuit, set it up (insecure, local), prove, verify, and show where the time went."""
     from dataclasses import asdict
 
-    from numba_cuzk.groth16.circuits import CIRCUITS
-    from numba_cuzk.groth16.demo import run_demo
+    from numba_cuzk.circuits.demo import run_demo
 
-    if circuit not in CIRCUITS:
-        raise typer.BadParameter(f"{circuit!r} is not one of {', '.join(CIRCUITS)}", param_hint="'--circuit'")
+    _circuit_name(circuit)
     gpu = False if cpu else None
     with console.status("starting") as status, warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*under-utilization")
@@ -312,17 +273,18 @@ def timeline(
 ) -> None:
     """Honest GPU utilization from a timeline: host brackets vs device-busy, idle time by cause,
     kernel efficiency, synthesis/GPU balance."""
+    from numba_cuzk.fileio import check_readable
     from numba_cuzk.timeline import analysis, reader, report
 
     if window not in analysis.WINDOWS:
         raise typer.BadParameter(f"{window!r} is not one of {', '.join(analysis.WINDOWS)}", param_hint="'--window'")
+    check_readable(file, "timeline")
+    if png:
+        check_writable(png)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", reader.TimelineWarning)
-        try:
-            parsed = reader.read(file)
-            result = analysis.analyze(parsed, window)
-        except (OSError, ValueError) as exc:  # unreadable, not a timeline, or no steady state
-            raise typer.BadParameter(str(exc)) from exc
+        parsed = reader.read(file)
+        result = analysis.analyze(parsed, window)
     problems = [str(w.message) for w in caught if issubclass(w.category, reader.TimelineWarning)]
     for problem in problems:
         typer.echo(f"warning: {problem}", err=True)
@@ -340,12 +302,9 @@ def timeline(
 def _timeline_png(parsed, result, png: str) -> None:
     try:
         from numba_cuzk.timeline import plot
-
-        plot.gantt(parsed, result, png)
     except ImportError as exc:
         raise typer.BadParameter(f"drawing needs matplotlib (pip install 'numba-cuzk[plot]'): {exc}") from exc
-    except OSError as exc:
-        raise typer.BadParameter(f"cannot write {png}: {exc}", param_hint="'--png'") from exc
+    plot.gantt(parsed, result, png)
 
 
 # --- Groth16 on files: circom's .r1cs and .wtns, snarkjs's .zkey and JSON --------------
@@ -353,10 +312,18 @@ def _timeline_png(parsed, result, png: str) -> None:
 err_console = Console(stderr=True)  # spinners and warnings, so that stdout stays clean for --json
 INSECURE = ("INSECURE setup: this process drew the toxic waste and could forge proofs; use the key for "
             "tests and benchmarks only (real keys come from a ceremony: snarkjs powersoftau, zkey contribute)")
+CLUSTER_EXTRA = "a cluster needs dask and distributed (pip install 'numba-cuzk[cluster]')"
 
 
 def _spinner(description: str):
     return err_console.status(description)
+
+
+def _circuit_name(circuit: str) -> None:
+    from numba_cuzk.circuits import CIRCUITS
+
+    if circuit not in CIRCUITS:
+        raise typer.BadParameter(f"{circuit!r} is not one of {', '.join(CIRCUITS)}", param_hint="'--circuit'")
 
 
 @app.command()
@@ -370,33 +337,39 @@ def setup(
     witness: str | None = typer.Option(None, "--witness", help="With --circuit: write its witness (.wtns) here."),
     zkey: str = typer.Option(..., "--zkey", help="Write the proving key (snarkjs .zkey) here."),
     vk: str = typer.Option("verification_key.json", "--vk", help="Write the verification key here."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --zkey or --vk."),
     cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
 ) -> None:
     """INSECURE local setup of a circom circuit or a built-in one: a zkey and a verification key.
 
-    For tests and benchmarks: this process draws the toxic waste."""
-    from numba_cuzk.groth16.circuits import CIRCUITS, build
-    from numba_cuzk.groth16.files import setup_files
+    For tests and benchmarks: this process draws the toxic waste. An existing key is
+    never replaced without --force."""
+    from numba_cuzk.circuits import build
+    from numba_cuzk.fileio import check_readable, naming
+    from numba_cuzk.groth16.files import check_setup_paths, setup_files
     from numba_cuzk.groth16.formats import read_r1cs, write_r1cs, write_wtns
 
     if circuit is None and (r1cs is None or witness is not None):
         raise typer.BadParameter("give --r1cs FILE, or --circuit NAME (which may write --r1cs and --witness)")
-    if circuit is not None and circuit not in CIRCUITS:
-        raise typer.BadParameter(f"{circuit!r} is not one of {', '.join(CIRCUITS)}", param_hint="'--circuit'")
+    if circuit is None:
+        check_readable(r1cs, "circuit file")
+    else:
+        _circuit_name(circuit)
+        for path in (r1cs, witness):
+            if path:
+                check_writable(path)
+    check_setup_paths(zkey, vk, replace=force)
     typer.echo(f"warning: {INSECURE}", err=True)
-    try:
-        if circuit is None:
-            with _spinner(f"reading {r1cs}"):
-                system = read_r1cs(r1cs)
-        else:
-            with _spinner(f"building {circuit} for 2^{log_constraints}"):
-                system, values = build(circuit, log_constraints)
-            for path, write, data in ((r1cs, write_r1cs, system), (witness, write_wtns, values)):
-                if path:
-                    write(path, data)
-        ms = setup_files(system, zkey, vk, gpu=False if cpu else None, step=_spinner)
-    except (OSError, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    if circuit is None:
+        with _spinner(f"reading {r1cs}"), naming(r1cs):
+            system = read_r1cs(r1cs)
+    else:
+        with _spinner(f"building {circuit} for 2^{log_constraints}"):
+            system, values = build(circuit, log_constraints)
+        for path, write, data in ((r1cs, write_r1cs, system), (witness, write_wtns, values)):
+            if path:
+                write(path, data)
+    ms = setup_files(system, zkey, vk, gpu=False if cpu else None, replace=force, step=_spinner)
     console.print(f"wrote {zkey} and {vk}: {system.n_constraints} constraints, {system.n_wires} wires, "
                   f"{system.n_public} public; setup {ms['setup']:.0f} ms, write {ms['write']:.0f} ms")
 
@@ -418,13 +391,10 @@ def prove(
     Prints the time of each step and of the prover's phases."""
     from numba_cuzk.groth16.files import prove_files
 
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*under-utilization")  # small circuits, small grids
-            result = prove_files(zkey, witness, proof, public, r1cs_path=r1cs, gpu=False if cpu else None,
-                                 trusted=trusted, step=_spinner)
-    except (OSError, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*under-utilization")  # small circuits, small grids
+        result = prove_files(zkey, witness, proof, public, r1cs_path=r1cs, gpu=False if cpu else None,
+                             trusted=trusted, step=_spinner)
     total = sum(result.steps_ms.values())
     if as_json:
         rounded = lambda ms: {k: round(v, 3) for k, v in ms.items()}  # noqa: E731
@@ -456,10 +426,7 @@ def verify(
     """Check a Groth16 proof in snarkjs's files: exit 0 valid, 1 invalid, 2 bad input."""
     from numba_cuzk.groth16.files import verify_files
 
-    try:
-        valid = verify_files(vk, public, proof)
-    except (OSError, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
+    valid = verify_files(vk, public, proof)
     if as_json:
         typer.echo(json.dumps({"valid": valid}))
     else:
@@ -478,18 +445,18 @@ def run(
     log_constraints: int = typer.Option(12, "--log-constraints", "-k", min=4, max=26,
                                         help="Partition size: at most 2^K constraints."),
     partitions: int | None = typer.Option(None, "--partitions", "-p", min=1,
-                                          help="Partitions per job (default: 10; with --zkey, one per .wtns file)."),
+                                          help="Partitions per job (default: 10; not with --zkey)."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Jobs (proofs of P partitions) to prove."),
     workers: int | None = typer.Option(None, "--workers", "-w", min=1,
                                        help="Synthesis workers (default: the cores but one)."),
     synthesis: str = typer.Option("process", "--synthesis", help="Synthesis workers are processes or threads."),
     gpu_workers: int = typer.Option(2, "--gpu-workers", min=1, help="GPU workers per device, sharing its lock."),
     zkey: str | None = typer.Option(None, "--zkey", help="Prove with this key (snarkjs .zkey), not a circuit."),
-    witness_dir: str | None = typer.Option(None, "--witness-dir", help="With --zkey: one .wtns per partition, in "
-                                                                       "name order."),
+    witness_dir: str | None = typer.Option(None, "--witness-dir", help="With --zkey: each .wtns file here is a "
+                                                                       "proof (a job) of its own."),
     trusted: bool = typer.Option(False, "--trusted", help="Skip the zkey's point checks (on curve, in subgroup)."),
     out: str | None = typer.Option(None, "--out", help="Write every partition's proof.json and public.json under "
-                                                       "OUT/<job>/ as it completes."),
+                                                       "OUT/<job>/ as it completes; a rerun proves only the rest."),
     timeline_file: str | None = typer.Option(None, "--timeline", help="Keep the timeline (JSONL) in this file."),
     trace: str | None = typer.Option(None, "--trace", help="'kernels': record every kernel and copy the GPUs run "
                                                            "(CUPTI, cupti-python) in the timeline."),
@@ -502,12 +469,13 @@ def run(
     """Prove jobs of partitions with the engine (synthesis on the CPU overlapped with proving
     on every GPU), or on a Dask cluster's GPU workers (--scheduler), verify every proof, and
     show the times and where the GPU's time went.
-    Exit 0: all proofs verify; 1: a partition failed or a proof does not verify; 2: bad input."""
+    Exit 0: all proofs verify; 1: a proof failed or does not verify; 2: bad input."""
+    import contextlib
     import tempfile
-    from dataclasses import replace
     from pathlib import Path
 
-    from numba_cuzk.engine import Engine, EngineConfig
+    from numba_cuzk.engine import EngineConfig
+    from numba_cuzk.engine.batch import check_out
     from numba_cuzk.engine.config import SYNTHESIS_KINDS, TRACE_KINDS
 
     if synthesis not in SYNTHESIS_KINDS:
@@ -515,26 +483,18 @@ def run(
                                  param_hint="'--synthesis'")
     if trace is not None and trace not in TRACE_KINDS:
         raise typer.BadParameter(f"{trace!r} is not one of {', '.join(TRACE_KINDS)}", param_hint="'--trace'")
-    pk, work = _run_workload(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, as_json)
-    if scheduler is not None and witness_dir is not None:  # the workers may not share this filesystem
-        work = [[read() for read in work[0]]] * jobs
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(timeline_file or Path(scratch) / "timeline.jsonl")
+    _check_run_sources(circuit, partitions, jobs, zkey, witness_dir)
+    check_out(out)
+    if timeline_file:
+        check_writable(timeline_file)
+    with contextlib.ExitStack() as stack:
+        client = stack.enter_context(_connect(scheduler)) if scheduler is not None else None
+        plan, pk = _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, as_json)
+        path = Path(timeline_file or Path(stack.enter_context(tempfile.TemporaryDirectory())) / "timeline.jsonl")
         config = EngineConfig(devices=() if cpu else None, synthesis=synthesis, gpu_workers_per_device=gpu_workers,
-                              trace=trace, synthesis_warmup=work[0][0] if callable(work[0][0]) else None,
+                              trace=trace, synthesis_warmup=None if zkey else plan.jobs[0].partitions[0],
                               **({"synthesis_workers": workers} if workers else {}))
-        if scheduler is not None:
-            key = (zkey, trusted) if zkey is not None else (pk, True)
-            outcomes, wall_s, devices = _run_cluster(scheduler, config, key, work, out, as_json, path)
-        else:
-            try:
-                engine = Engine(replace(config, timeline_path=path))
-            except (OSError, ValueError) as exc:
-                raise typer.BadParameter(str(exc)) from exc
-            outcomes, wall_s = _run_jobs(engine, pk, work, out, as_json)
-            devices = [{"id": d.id, "name": d.name, "gpu": d.gpu} for d in engine.devices]
-        summary = _run_summary(pk, outcomes, wall_s, devices)
-        summary["utilization"], short = _run_utilization(path)
+        summary, short = _run_jobs(config, client, pk, plan, zkey, trusted, out, as_json, path)
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
     else:
@@ -543,180 +503,111 @@ def run(
         raise typer.Exit(1)
 
 
-def _run_workload(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, quiet):
-    """(proving key, synthesizers per job) from a built-in circuit or --zkey/--witness-dir."""
-    from numba_cuzk.engine import workload
-    from numba_cuzk.groth16.circuits import CIRCUITS
-
+def _check_run_sources(circuit, partitions, jobs, zkey, witness_dir) -> None:
     if (zkey is None) != (witness_dir is None):
         raise typer.BadParameter("--zkey and --witness-dir go together")
     if zkey is not None and partitions is not None:
-        raise typer.BadParameter("with --zkey, the partitions are the .wtns files of --witness-dir",
-                                 param_hint="'--partitions'")
-    if zkey is None and circuit not in CIRCUITS:
-        raise typer.BadParameter(f"{circuit!r} is not one of {', '.join(CIRCUITS)}", param_hint="'--circuit'")
-    status = Console(stderr=True, quiet=quiet).status
+        raise typer.BadParameter("with --zkey, each .wtns file of --witness-dir is a proof", param_hint="'--partitions'")
+    if zkey is not None and jobs != 1:
+        raise typer.BadParameter("with --zkey, each .wtns file of --witness-dir is a job", param_hint="'--jobs'")
+    if zkey is None:
+        _circuit_name(circuit)
+
+
+def _connect(scheduler: str):
     try:
-        if zkey is not None:
-            with status(f"reading {zkey}"):
-                return workload.file_key(zkey, trusted), [workload.file_partitions(witness_dir)] * jobs
-        with status(f"INSECURE local setup of {circuit} at 2^{log_constraints}"):
-            pk = workload.circuit_key(circuit, log_constraints, gpu=False if cpu else None)
-        return pk, workload.circuit_partitions(circuit, log_constraints, jobs, partitions or 10)
-    except (OSError, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
-
-
-def _run_jobs(engine, pk, work, out, quiet):
-    """Submit every job, wait with a progress bar per job; ([(name, JobResult or error)], wall s).
-    Ctrl-C finishes the partitions in flight, cancels the rest and exits 130."""
-    from pathlib import Path
-
-    from rich.progress import Progress
-
-    from numba_cuzk.engine import Job, JobFailed
-
-    start = time.perf_counter()
-    with Progress(console=Console(stderr=True), disable=quiet) as progress:
-        futures = []
-        for j, synthesizers in enumerate(work):
-            task = progress.add_task(f"job-{j}", total=len(synthesizers))
-            job = Job(pk, synthesizers, name=f"job-{j}", out_dir=Path(out) / f"job-{j}" if out else None,
-                      on_proved=lambda _, task=task: progress.advance(task))
-            futures.append((job.name, engine.submit(job)))
-        try:
-            outcomes = []
-            for name, future in futures:
-                try:
-                    outcomes.append((name, future.result()))
-                except JobFailed as exc:
-                    outcomes.append((name, exc))
-        except KeyboardInterrupt:
-            typer.echo("interrupted: finishing the partitions in flight", err=True)
-            engine.close(cancel=True)
-            raise typer.Exit(130)
-    wall_s = time.perf_counter() - start
-    engine.close()
-    return outcomes, wall_s
-
-
-def _run_summary(pk, outcomes, wall_s: float, devices: list[dict]) -> dict:
-    """Every partition re-verified (pairing) and timed; totals per proof (a job). ``devices``:
-    id, name, gpu, and on a cluster worker and host."""
-    from numba_cuzk.engine import JobFailed
-    from numba_cuzk.groth16 import pairing
-
-    jobs = []
-    for name, outcome in outcomes:
-        failed = isinstance(outcome, JobFailed)
-        done = list(outcome.finished.values()) if failed else outcome.partitions
-        rows = [{"partition": p.index, "device": p.device, "synthesis_ms": p.synthesis_ms, "kernel_ms": p.kernel_ms,
-                 "epilogue_ms": p.epilogue_ms, "total_ms": p.total_ms,
-                 "verified": pairing.verify(pk.verifying_key, p.public_inputs, p.proof)} for p in done]
-        ok = not failed and all(r["verified"] for r in rows)
-        jobs.append({"job": name, "ok": ok, "error": str(outcome) if failed else None, "partitions": rows})
-    proved = sum(j["ok"] for j in jobs)
-    return {"backend": "gpu" if any(d["gpu"] for d in devices) else "cpu",
-            "devices": [{k: v for k, v in d.items() if k != "gpu"} for d in devices],
-            "ok": proved == len(jobs), "jobs": jobs, "wall_s": wall_s,
-            "s_per_proof": wall_s / proved if proved else None,
-            "proofs_per_hour": 3600 * proved / wall_s if proved else 0.0}
-
-
-def _run_cluster(scheduler: str, config, key, work, out, quiet: bool, timeline_path):
-    """Prove ``work`` on the cluster of ``scheduler`` with a progress bar per job: ([(name,
-    JobResult or JobFailed)], wall s, devices), the jobs' merged timeline written to
-    ``timeline_path``. ``key``: (zkey path, trusted) or (ProvingKey, True)."""
-    from pathlib import Path
-
-    from rich.progress import Progress
-
-    try:
-        from distributed import Client
-
-        from numba_cuzk.cluster import ClusterProver, zkey_bytes
+        from numba_cuzk.cluster.batch import connect
     except ImportError as exc:
-        raise typer.BadParameter(f"a cluster needs dask and distributed (pip install 'numba-cuzk[cluster]'): {exc}",
-                                 param_hint="'--scheduler'") from exc
-    from numba_cuzk.engine import JobFailed
-
-    source, trusted = key
-    data = Path(source).read_bytes() if isinstance(source, str) else zkey_bytes(source)
-    try:
-        client = Client(scheduler, timeout="20s")
-    except (OSError, ValueError) as exc:  # unreachable (TimeoutError is an OSError), or not an address
-        raise typer.BadParameter(f"cannot reach the scheduler at {scheduler}: {exc}",
-                                 param_hint="'--scheduler'") from exc
-    names = [f"job-{j}" for j in range(len(work))]
-    with client, ClusterProver(client, config) as prover, Progress(console=Console(stderr=True),
-                                                                    disable=quiet) as progress:
-        bars = {name: progress.add_task(name, total=len(parts)) for name, parts in zip(names, work)}
-        start = time.perf_counter()
-        futures = prover.submit_many(data, work, names=names, out_dir=out, trusted=trusted,
-                                     on_progress=lambda job, _: progress.advance(bars[job]))
-        outcomes = []
-        try:
-            for name, future in zip(names, futures):
-                try:
-                    outcomes.append((name, future.result()))
-                except JobFailed as exc:
-                    outcomes.append((name, exc))
-        except KeyboardInterrupt:  # leaving the client cancels the tasks
-            typer.echo("interrupted: the cluster's tasks are cancelled", err=True)
-            raise typer.Exit(130)
-        wall_s = time.perf_counter() - start
-        try:
-            prover.write_timeline(timeline_path, names)
-        except ValueError:  # no partition got as far as an event: no timeline
-            pass
-        return outcomes, wall_s, prover.devices()
+        raise typer.BadParameter(f"{CLUSTER_EXTRA}: {exc}", param_hint="'--scheduler'") from exc
+    with _spinner(f"reaching the scheduler at {scheduler}"):
+        return connect(scheduler)
 
 
-def _run_utilization(path) -> tuple[dict | None, str]:
-    """The timeline's figures over its steady state (or the whole run, with fewer than 3
-    partitions per device): (report dict, short text)."""
-    from numba_cuzk.timeline import analysis, reader, report
+def _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, quiet):
+    """(engine.batch.Plan, its proving key; None when every witness was refused)."""
+    from numba_cuzk.engine import batch
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", reader.TimelineWarning)
-        try:
-            parsed = reader.read(path)
-        except OSError as exc:
-            return None, f"no utilization figures: {exc}"
-    try:
-        result = analysis.analyze(parsed, "steady")
-    except ValueError:  # fewer than 3 partitions per device: no steady state
-        try:
-            result = analysis.analyze(parsed, "whole")
-        except ValueError as exc:
-            return None, f"no utilization figures: {exc}"
-    return report.to_dict(result), report.short(result)
+    status = Console(stderr=True, quiet=quiet).status
+    if zkey is not None:
+        plan = batch.witness_jobs(zkey, witness_dir, trusted)
+        if not plan.jobs:
+            return plan, None
+        with status(f"reading {zkey}" + ("" if trusted else " and checking its points")):
+            return plan, plan.key()
+    plan = batch.circuit_jobs(circuit, log_constraints, jobs, partitions or 10, gpu=False if cpu else None)
+    with status(f"INSECURE local setup of {circuit} at 2^{log_constraints}"):
+        return plan, plan.key()
+
+
+def _run_jobs(config, client, pk, plan, zkey, trusted, out, quiet, path) -> tuple[dict, str]:
+    """Prove ``plan`` on this machine's engine or on ``client``'s cluster, with a progress
+    bar per job: the summary (engine.batch.summarize, with the timeline's utilization)
+    and the utilization in short."""
+    from dataclasses import replace
+
+    from rich.progress import Progress
+
+    from numba_cuzk.engine import Engine
+    from numba_cuzk.engine.batch import prove_local, summarize
+    from numba_cuzk.timeline.summary import utilization
+
+    with Progress(console=Console(stderr=True), disable=quiet) as progress:
+        bars = {job.name: progress.add_task(job.name, total=len(job.partitions)) for job in plan.jobs}
+        advance = lambda name: progress.advance(bars[name])  # noqa: E731
+        if pk is None:
+            outcomes, wall_s, devices = [(name, error, {}) for name, error in plan.rejected.items()], 0.0, []
+        elif client is not None:
+            from numba_cuzk.cluster.batch import prove_cluster
+
+            try:
+                outcomes, wall_s, devices = prove_cluster(client, config, pk, plan, zkey=zkey, trusted=trusted,
+                                                          out=out, on_proved=advance, timeline_path=path)
+            except KeyboardInterrupt:  # leaving the client cancels the tasks
+                typer.echo("interrupted: the cluster's tasks are cancelled", err=True)
+                raise typer.Exit(130)
+        else:
+            engine = Engine(replace(config, timeline_path=path))
+            try:
+                outcomes, wall_s = prove_local(engine, pk, plan, out, on_proved=advance)
+            except KeyboardInterrupt:
+                typer.echo("interrupted: finishing the partitions in flight", err=True)
+                engine.close(cancel=True)
+                raise typer.Exit(130)
+            devices = [{"id": d.id, "name": d.name, "gpu": d.gpu} for d in engine.devices]
+    summary = summarize(pk, plan, outcomes, wall_s, devices)
+    summary["utilization"], short = utilization(path) if pk is not None else (None, "")
+    return summary, short
 
 
 def _print_run(summary: dict, short: str) -> None:
     table = Table(title=f"numba-cuzk run ({summary['backend']} backend: "
-                        f"{', '.join(d['name'] for d in summary['devices'])})",
+                        f"{', '.join(d['name'] for d in summary['devices']) or 'nothing proved'})",
                   caption="kernel: the partition's kernels' device time (compiled before the first partition: alloc)")
     for heading in ("job", "part", "dev", "synth ms", "kernel ms", "epi ms", "total ms", "proof"):
         table.add_column(heading, justify="left" if heading in ("job", "proof") else "right")
     for job in summary["jobs"]:
         for r in job["partitions"]:
-            table.add_row(job["job"], str(r["partition"]), str(r["device"]), *(f"{r[k]:.1f}" for k in (
-                "synthesis_ms", "kernel_ms", "epilogue_ms", "total_ms")),
-                "[green]verified[/green]" if r["verified"] else "[red]INVALID[/red]")
+            verdict = "[green]verified[/green]" if r["verified"] else "[red]INVALID[/red]"
+            times = ["-"] * 4 if r["resumed"] else [f"{r[k]:.1f}" for k in (
+                "synthesis_ms", "kernel_ms", "epilogue_ms", "total_ms")]
+            table.add_row(job["job"], str(r["partition"]), "-" if r["resumed"] else str(r["device"]), *times,
+                          verdict + (" (kept from an earlier run)" if r["resumed"] else ""))
     console.print(table)
-    for job in summary["jobs"]:
-        if job["error"]:
-            console.print(f"[red]{job['error']}[/red]")
+    for failure in summary["failures"]:
+        console.print(f"[red]failed[/red] {failure['job']}: {failure['error']}", highlight=False)
     rate = "-" if summary["s_per_proof"] is None else f"{summary['s_per_proof']:.2f} s/proof"
-    console.print(f"{sum(j['ok'] for j in summary['jobs'])} of {len(summary['jobs'])} proofs in "
+    resumed = f" ({summary['resumed']} kept from an earlier run)" if summary["resumed"] else ""
+    console.print(f"{summary['proofs']} of {summary['partitions']} proofs in {len(summary['jobs'])} jobs{resumed}, "
                   f"{summary['wall_s']:.2f} s: {rate}, {summary['proofs_per_hour']:.0f} proofs/hour")
-    console.print(short)
+    if summary["backend"] == "cpu":
+        console.print("cpu backend: the kernels ran on the CPU, so there is no GPU utilization to show")
+    elif short:
+        console.print(short)
 
 
 # --- Dask clusters of GPU workers -----------------------------------------------------------
 
-cluster_app = typer.Typer(help="Dask clusters of GPU workers (needs the cluster extra: dask, distributed).",
+cluster_app = _Commands(help="Dask clusters of GPU workers (needs the cluster extra: dask, distributed).",
                           no_args_is_help=True)
 app.add_typer(cluster_app, name="cluster")
 
@@ -735,13 +626,8 @@ def cluster_local(
     try:
         from numba_cuzk.cluster import local_cluster
     except ImportError as exc:
-        raise typer.BadParameter(f"a cluster needs dask and distributed (pip install 'numba-cuzk[cluster]'): "
-                                 f"{exc}") from exc
-    try:
-        cluster = local_cluster(gpus, port=port, dashboard=dashboard)
-    except (OSError, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from exc
-    with cluster:
+        raise typer.BadParameter(f"{CLUSTER_EXTRA}: {exc}") from exc
+    with local_cluster(gpus, port=port, dashboard=dashboard) as cluster:
         console.print(f"scheduler {cluster.scheduler_address}", highlight=False)
         console.print(f"workers {', '.join(cluster.workers)}; prove on them with numba-cuzk run --scheduler "
                       f"{cluster.scheduler_address}; Ctrl-C stops them", highlight=False)

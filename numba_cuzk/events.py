@@ -98,6 +98,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from numba_cuzk.fileio import AtomicFile
+
 FORMAT = "numba-cuzk-timeline"
 VERSION = 1
 INSTANT, INTERVAL, DEVICE = "instant", "interval", "device"
@@ -151,8 +153,10 @@ def check_fields(event: str, fields: dict[str, Any]) -> None:
 
 
 class TimelineWriter:
-    """Appends events to a timeline file, one JSON line each, flushed at once (a crash
-    loses at most the line being written). Safe to call from any thread.
+    """Appends events to a timeline, one JSON line each, flushed at once, in a temporary
+    file beside ``path`` (``live_path``, which a live reader may follow) that ``close``
+    renames to ``path`` (fileio.AtomicFile): a file at ``path`` is a whole run's. Safe to
+    call from any thread.
 
     Times are ms since t0, the writer's creation, on ``time.monotonic_ns()``.
     """
@@ -162,7 +166,8 @@ class TimelineWriter:
         self._t0_ns = time.monotonic_ns()
         start_unix_s = time.time()
         self._lock = threading.Lock()
-        self._file = Path(path).open("w", encoding="utf-8")
+        self._target = AtomicFile(path, "w")
+        self._file = self._target.file
         self._write({
             "format": FORMAT, "version": VERSION, "pid": os.getpid(), "host": socket.gethostname(),
             "start_unix_s": round(start_unix_s, 6), "clock": "monotonic", "t0_ns": self._t0_ns,
@@ -203,13 +208,19 @@ class TimelineWriter:
         fields = {"job": job, "partition": partition, "device": device, "phase": phase, **counts}
         self._event("kernel", DEVICE, _bounds(start_ms, end_ms), fields)
 
+    @property
+    def live_path(self) -> Path:
+        """The file being written until ``close`` renames it to the timeline's path."""
+        return self._target.temporary
+
     def device(self, event: str, start_ms: float, end_ms: float, **fields: Any) -> None:
         """Record device interval ``event`` (a CUPTI record), already on the host clock."""
         self._event(event, DEVICE, _bounds(start_ms, end_ms), fields)
 
     def close(self) -> None:
         with self._lock:
-            self._file.close()
+            if not self._file.closed:
+                self._target.commit()
 
     def __enter__(self) -> TimelineWriter:
         return self

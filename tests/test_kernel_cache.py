@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROOF = """
 import json
 from numba_cuzk import kernel_cache
-from numba_cuzk.groth16.circuits import build
+from numba_cuzk.circuits import build
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.setup import setup
 r1cs, witness = build("mimc", 6)

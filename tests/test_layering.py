@@ -1,4 +1,4 @@
-"""Imports go one way: field <- curve <- msm, field <- ntt, all <- groth16 <- engine.
+"""Imports go one way: field <- curve <- msm, field <- ntt, all <- groth16 <- circuits <- engine.
 
 ``timeline`` only reads the engine's events: it imports neither numba.cuda nor any compute
 package, so timelines can be drawn on a machine without CUDA. ``events`` (the timeline's
@@ -22,11 +22,12 @@ ALLOWED = {
     "ntt": {"field"},
     "msm": {"field", "curve"},
     "groth16": {"field", "curve", "ntt", "msm"},
-    "engine": {"field", "curve", "ntt", "msm", "groth16"},
+    "circuits": {"field", "curve", "ntt", "msm", "groth16"},
+    "engine": {"field", "curve", "ntt", "msm", "groth16", "circuits"},
     "timeline": set(),
 }
 LAYERS = set(ALLOWED)
-BASE = {"__init__", "_compat", "backend", "events", "kernel_cache"}  # top-level modules below every layer
+BASE = {"__init__", "_compat", "backend", "events", "fileio", "kernel_cache"}  # top-level modules below every layer
 NEEDS_CUDA = (LAYERS - {"timeline"}) | {"backend"}  # what timeline must not import
 CUDA_MODULE = "numba.cuda"
 
@@ -111,6 +112,10 @@ def test_imports_follow_layers(package):
         ("numba_cuzk.msm.pippenger", "from numba_cuzk import ntt", True),
         ("numba_cuzk.engine.worker", "from numba_cuzk.groth16 import prover", False),
         ("numba_cuzk.engine.worker", "import numba_cuzk.timeline.events", True),
+        ("numba_cuzk.engine.workload", "from numba_cuzk.circuits import build", False),
+        ("numba_cuzk.groth16.prove", "from numba_cuzk.circuits import build", True),
+        ("numba_cuzk.circuits.demo", "from numba_cuzk.engine import Engine", True),
+        ("numba_cuzk.fileio", "from numba_cuzk.groth16 import formats", True),
         ("numba_cuzk.timeline.render", "from numba import cuda", True),
         ("numba_cuzk.timeline.render", "import numba.cuda.cudadrv", True),
         ("numba_cuzk.timeline.render", "from numba_cuzk import backend", True),

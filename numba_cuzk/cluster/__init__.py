@@ -7,9 +7,10 @@
     clock.py    each worker's clock offset, measured by round trips
     merge.py    the workers' timelines as one, on the client's clock
     local.py    local_cluster: one worker process per GPU on this machine
+    batch.py    `numba-cuzk run --scheduler`'s work: reach the scheduler first, prove a run's plan
 
-Needs the ``cluster`` extra (dask, distributed). Layering: imports engine, groth16, events
-and backend; only cli.py imports it.
+Needs the ``cluster`` extra (dask, distributed). Layering: imports engine, groth16, timeline,
+events, fileio and backend; only cli.py imports it.
 """
 
 from numba_cuzk.cluster.client import ClusterProver, prove_many

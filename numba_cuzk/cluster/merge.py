@@ -25,11 +25,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 from typing import Callable, Iterable
 
 from numba_cuzk.cluster.clock import Offset
 from numba_cuzk.events import FORMAT, VERSION
+from numba_cuzk.fileio import atomic_write
 
 
 def merge(path: str | os.PathLike, workers: list[dict], offsets: dict[str, Offset],
@@ -87,7 +87,7 @@ def merge(path: str | os.PathLike, workers: list[dict], offsets: dict[str, Offse
         "config": {"cluster": {"clock": "the client's monotonic clock; worker offsets measured by round trips",
                                "jobs": None if wanted is None else sorted(wanted), "workers": described}},
     }
-    with Path(path).open("w", encoding="utf-8") as file:
+    with atomic_write(path, "w") as file:
         for record in (header, *kept):
             file.write(json.dumps(record, separators=(",", ":")) + "\n")
     return len(kept)

@@ -22,7 +22,6 @@ import asyncio
 import itertools
 import logging
 import multiprocessing
-import os
 import socket
 import threading
 from collections import Counter
@@ -38,6 +37,7 @@ from numba_cuzk import backend
 from numba_cuzk.cluster import proofs
 from numba_cuzk.engine import Engine, EngineConfig, Job, JobFailed
 from numba_cuzk.engine.job import PartitionResult, Synthesizer
+from numba_cuzk.fileio import atomic_write
 from numba_cuzk.groth16.formats import read_zkey
 from numba_cuzk.groth16.keys import Proof, ProvingKey
 
@@ -142,9 +142,8 @@ class ProvingPlugin(WorkerPlugin):
     def receive(self, digest: str, data: bytes, trusted: bool) -> None:
         """Keep a key's zkey bytes (in the worker's local directory) until first use."""
         path = self.directory / f"{digest}.zkey"
-        temporary = path.with_name(path.name + ".tmp")
-        temporary.write_bytes(data)
-        os.replace(temporary, path)
+        with atomic_write(path) as file:
+            file.write(data)
         with self._lock:
             self._files[digest] = (path, trusted)
             self.received[digest] += 1
@@ -196,7 +195,7 @@ class ProvingPlugin(WorkerPlugin):
                      "devices": [] if engine is None else [{"id": d.id, "name": d.name, "gpu": d.gpu}
                                                            for d in engine.devices]}
         if timeline:
-            text = None if engine is None else self.timeline_path.read_text(encoding="utf-8")
+            text = None if engine is None else engine.recorder.live_path.read_text(encoding="utf-8")
             described.update(timeline=text, names=names)
         return described
 

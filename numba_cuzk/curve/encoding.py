@@ -35,6 +35,7 @@ _FORMAT_REASONS = {
     4: "sign flag set on an uncompressed encoding",
     5: "x coordinate is not canonical (>= q)",
     6: "y coordinate is not canonical (>= q)",
+    7: "every coordinate byte is zero but the infinity flag is not set (infinity is 0x40 then zeros)",
 }
 
 
@@ -94,6 +95,8 @@ def parse(data, curve: CurveParams, compressed: bool) -> tuple[np.ndarray, np.nd
     x = _coordinate_limbs(body, curve, 0)
     y = _coordinate_limbs(body, curve, size) if not compressed else np.zeros_like(x)
     rules = [
+        # all zeros would read as (0, 0), the kernels' infinity; zkcrypto and blst refuse it
+        (7, ~infinity & ~body.any(axis=1)),
         (6, ~infinity & _noncanonical(y)) if not compressed else (6, np.zeros(n, dtype=bool)),
         (5, ~infinity & _noncanonical(x)),
         (4, sign & ~is_compressed),

@@ -10,6 +10,8 @@ synthesis overlapped with GPU proving, one consumer per device, every step on a 
     ops.py        field products per kernel phase, for kernel efficiency
     record.py     timeline events on the host monotonic clock
     nvml.py       the NVML sampler
+    workload.py   built-in circuits' keys and partitions
+    batch.py      `numba-cuzk run`'s work: jobs from a circuit or witness files, resume, summary
 """
 
 from numba_cuzk.engine.config import EngineConfig

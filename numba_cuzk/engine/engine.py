@@ -90,6 +90,9 @@ class Engine:
         used, a synthesizer that is not callable (or not picklable for processes)."""
         if not job.partitions:
             raise ValueError("a job needs at least one partition")
+        if job.indices is not None and (len(job.indices) != len(job.partitions) or len(set(job.indices)) != len(
+                job.indices)):
+            raise ValueError(f"a job's indices must be distinct, one per partition: {list(job.indices)}")
         for synthesizer in job.partitions:
             self.pool.check(synthesizer)
         with self._lock:

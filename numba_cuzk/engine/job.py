@@ -41,13 +41,15 @@ class Job:
     partition-III.proof.json and partition-III.public.json (snarkjs's formats), through a
     temporary file and a rename, so a file that exists is whole. ``on_proved`` is called
     with each PartitionResult as it completes, on an assembly thread (progress bars); it
-    must not raise."""
+    must not raise. ``indices``: the partitions' indices in results and file names
+    (default 0..P-1; a rerun that resumes a job gives the ones still to prove)."""
 
     pk: ProvingKey
     partitions: Sequence[Synthesizer | np.ndarray]
     name: str | None = None
     out_dir: str | os.PathLike | None = None
     on_proved: Callable[[PartitionResult], None] | None = None
+    indices: Sequence[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,13 +83,15 @@ class JobResult:
 
 
 class JobFailed(Exception):
-    """A job with a partition that failed. The message names the first failure (partition,
-    stage, error), which is also ``__cause__``; ``finished`` holds the partitions that were
-    proved all the same (index -> PartitionResult): finished proofs are never lost."""
+    """A job with a partition that failed. The message names the first failure (partition
+    ``index``, ``stage``, error), which is also ``__cause__``; ``finished`` holds the
+    partitions that were proved all the same (index -> PartitionResult): finished proofs
+    are never lost. ``index`` and ``stage`` are None for a job cancelled by ``close``."""
 
-    def __init__(self, message: str, finished: dict[int, PartitionResult]) -> None:
+    def __init__(self, message: str, finished: dict[int, PartitionResult], index: int | None = None,
+                 stage: str | None = None) -> None:
         super().__init__(message)
-        self.finished = finished
+        self.finished, self.index, self.stage = finished, index, stage
 
 
 @dataclass(eq=False)
@@ -131,19 +135,17 @@ class JobState:
 
     def partitions(self) -> list[Partition]:
         nbytes = WITNESS_BYTES_PER_WIRE * self.job.pk.n_vars
-        return [Partition(self, i, s, nbytes) for i, s in enumerate(self.job.partitions)]
+        indices = range(len(self.job.partitions)) if self.job.indices is None else self.job.indices
+        return [Partition(self, i, s, nbytes) for i, s in zip(indices, self.job.partitions)]
 
     def write(self, index: int, proof: Proof, public_inputs: list[int]) -> None:
-        """Partition ``index``'s proof.json and public.json into out_dir, if the job has one:
-        each through a temporary file renamed into place (atomic on POSIX)."""
+        """Partition ``index``'s proof.json and public.json into out_dir, if the job has one
+        (each written atomically: fileio.atomic_write)."""
         if self.out_dir is None:
             return
         proof_path, public_path = partition_files(self.out_dir, index)
-        for path, write, value in ((proof_path, write_proof_json, proof),
-                                   (public_path, write_public_json, public_inputs)):
-            temporary = path.with_name(path.name + ".tmp")
-            write(temporary, value)
-            os.replace(temporary, path)
+        write_public_json(public_path, public_inputs)
+        write_proof_json(proof_path, proof)  # last: a proof file means the partition is done
 
     def proved(self, result: PartitionResult, now_ns: int) -> None:
         with self._lock:
@@ -179,6 +181,6 @@ class JobState:
             return
         index, stage, error = failure
         failed = JobFailed(f"job {self.name}: partition {index} failed in {stage}: {type(error).__name__}: {error}",
-                           finished)
+                           finished, index, stage)
         failed.__cause__ = error
         self.future.set_exception(failed)

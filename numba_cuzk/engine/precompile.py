@@ -92,7 +92,7 @@ def _setup(curve_name: str, gpu: bool) -> None:
 
 
 def _prove(gpu: bool) -> None:
-    from numba_cuzk.groth16.circuits import build
+    from numba_cuzk.circuits import build
     from numba_cuzk.groth16.prove import Prover
     from numba_cuzk.groth16.setup import setup
 

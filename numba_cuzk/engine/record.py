@@ -26,6 +26,11 @@ class Recorder:
     def __init__(self, writer: TimelineWriter | None) -> None:
         self._writer = writer
 
+    @property
+    def live_path(self):
+        """The timeline file being written (renamed into place at close); None: no timeline."""
+        return self._writer.live_path if self._writer else None
+
     def instant(self, event: str, at_ns: int | None = None, **fields: Any) -> None:
         if self._writer:
             self._writer.instant(event, None if at_ns is None else self._writer.ms(at_ns), **fields)

@@ -13,6 +13,13 @@ write to the engine holding it, against 145 ms pickled through the pool's pipe, 
 thread of the engine reads for every worker (measured on the 2-core test machine).
 Workers time their synthesizer on the host's monotonic clock and ignore SIGINT: Ctrl-C
 reaches the engine alone, which drains.
+
+Nothing is left in /dev/shm: a witness file is named after the engine's process
+(``numba-cuzk-witness-<engine pid>-<pool>-...``); ``shutdown`` removes the pool's files
+that were never collected (a worker killed while writing one), and a new pool removes those
+of engines that died (SIGKILL). A worker exits when its engine does, so the pool's
+semaphores go too (multiprocessing's resource tracker unlinks them when the last
+process holding them is gone).
 """
 
 from __future__ import annotations
@@ -30,11 +37,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from numba_cuzk.circuits import build
 from numba_cuzk.engine.job import Synthesizer
-from numba_cuzk.groth16.circuits import build
 
 
 SHARED_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+SHARED_PREFIX = "numba-cuzk-witness-"
+PARENT_POLL_S = 0.5  # how soon a worker notices that its engine died
 
 
 @dataclass(frozen=True)
@@ -65,13 +74,14 @@ class Synthesized:
             os.unlink(self.result.path)
 
 
-def run_synthesizer(synthesizer: Synthesizer, shared: bool) -> Synthesized:
-    """Runs in a pool worker; ``shared``: hand an array back through a shared-memory file."""
+def run_synthesizer(synthesizer: Synthesizer, shared: str | None) -> Synthesized:
+    """Runs in a pool worker; ``shared``: hand an array back through a shared-memory file
+    whose name starts with this prefix."""
     start = time.monotonic_ns()
     result = synthesizer()
     end = time.monotonic_ns()
     if shared and isinstance(result, np.ndarray):
-        path = os.path.join(SHARED_DIR, f"numba-cuzk-witness-{os.getpid()}-{uuid.uuid4().hex}.npy")
+        path = os.path.join(SHARED_DIR, f"{shared}{os.getpid()}-{uuid.uuid4().hex}.npy")
         np.save(path, result, allow_pickle=False)
         result = SharedWitness(path)
     return Synthesized(result, start, end, (os.getpid(), threading.get_ident()))
@@ -79,7 +89,7 @@ def run_synthesizer(synthesizer: Synthesizer, shared: bool) -> Synthesized:
 
 def circuit_witness(name: str, log_constraints: int, seed: int) -> np.ndarray:
     """A picklable synthesizer for the built-in circuits: instance ``seed`` of circuit
-    ``name`` at 2^log_constraints (groth16.circuits.build; every seed shares one R1CS)."""
+    ``name`` at 2^log_constraints (circuits.build; every seed shares one R1CS)."""
     return build(name, log_constraints, seed)[1]
 
 
@@ -88,6 +98,8 @@ def _init_process_worker(numba_threads: int, warmup: Synthesizer | None, started
     one thread per core in every worker), leave Ctrl-C to the engine, compile ahead, then
     wait at ``started`` for the other workers (see SynthesisPool._start)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True, name="parent-watch").start()
     import numba
 
     numba.set_num_threads(max(1, min(numba_threads, numba.config.NUMBA_NUM_THREADS)))
@@ -100,6 +112,41 @@ def _init_process_worker(numba_threads: int, warmup: Synthesizer | None, started
 
 def _ready() -> int:
     return os.getpid()
+
+
+def _exit_with(engine_pid: int) -> None:
+    """End this worker once its engine is gone (re-parented: a SIGKILLed engine never
+    shuts its pool down, and a worker blocked on the call queue would wait for ever)."""
+    while os.getppid() == engine_pid:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)
+
+
+def remove_shared(prefix: str | None = None) -> None:
+    """Remove the witness files whose names start with ``prefix`` (None: those of engines
+    no longer running)."""
+    for name in os.listdir(SHARED_DIR):
+        if not name.startswith(prefix or SHARED_PREFIX):
+            continue
+        try:
+            pid = int(name[len(SHARED_PREFIX):].split("-")[0])
+        except ValueError:
+            continue
+        if prefix is not None or not _alive(pid):
+            try:
+                os.unlink(os.path.join(SHARED_DIR, name))
+            except FileNotFoundError:  # collected meanwhile
+                pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _warm_up(warmup: Synthesizer | None) -> None:
@@ -124,6 +171,9 @@ class SynthesisPool:
             self.check(warmup)
         if kind == "thread":
             _warm_up(warmup)  # compiled code is shared by the threads
+        else:
+            remove_shared()  # left by engines that were killed
+        self._shared = f"{SHARED_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}-" if kind == "process" else None
         self._executor = self._make()
         self._indices: dict[tuple[int, int], int] = {}
         self._lock = threading.Lock()
@@ -170,13 +220,13 @@ class SynthesisPool:
         partitions fail; later ones run on the new pool)."""
         if isinstance(synthesizer, np.ndarray):
             done: Future = Future()
-            done.set_result(run_synthesizer(lambda: synthesizer, shared=False))
+            done.set_result(run_synthesizer(lambda: synthesizer, shared=None))
             return done
         try:
-            return self._executor.submit(run_synthesizer, synthesizer, self.kind == "process")
+            return self._executor.submit(run_synthesizer, synthesizer, self._shared)
         except BrokenExecutor:
             self._executor = self._make()
-            return self._executor.submit(run_synthesizer, synthesizer, self.kind == "process")
+            return self._executor.submit(run_synthesizer, synthesizer, self._shared)
 
     def worker_index(self, worker: tuple[int, int]) -> int:
         """Small worker numbers for the timeline, in order of first appearance."""
@@ -185,3 +235,5 @@ class SynthesisPool:
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
+        if self._shared is not None:
+            remove_shared(self._shared)  # a worker killed while writing one

@@ -1,1 +1,1 @@
-"""Groth16 over BLS12-381: R1CS, circuits, setup, prove, verify, snarkjs file formats."""
+"""Groth16 over BLS12-381: R1CS, constraint systems, setup, prove, verify, snarkjs file formats."""

@@ -16,7 +16,7 @@ allocation order. Integers in a linear combination are multiples of ONE; coeffic
 and values are taken mod r. With ``ConstraintSystem(witness=False)`` (synthesis for a
 setup) values are ignored and may be None.
 
-One Python object per term: meant for circuits up to ~10^5 constraints; circuits.py
+One Python object per term: meant for circuits up to ~10^5 constraints; numba_cuzk.circuits.builtin
 builds large ones with numpy.
 """
 

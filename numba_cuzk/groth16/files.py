@@ -5,9 +5,12 @@
     result = prove_files("c.zkey", "w.wtns", "proof.json", "public.json", r1cs_path="c.r1cs")
     ok = verify_files("verification_key.json", "public.json", "proof.json")
 
-Each function times its steps (ms, in the order they ran) and runs each one inside
-``step(description)``, a context manager: the CLI passes one that shows a spinner. Bad
-input raises ValueError (OSError for a missing or unwritable file), naming what is wrong.
+Each function checks its paths and the files' sizes first (fileio: inputs readable,
+outputs writable, a witness with the key's number of wires), then works; it times its
+steps (ms, in the order they ran) and runs each one inside ``step(description)``, a
+context manager: the CLI passes one that shows a spinner. Bad input raises
+fileio.InputError (a ValueError) naming the file and what is wrong; every file is
+written atomically.
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ from dataclasses import dataclass, field
 from typing import Callable, ContextManager
 
 from numba_cuzk import backend
+from numba_cuzk.fileio import InputError, check_readable, check_writable, naming
 from numba_cuzk.groth16 import pairing
 from numba_cuzk.groth16.formats import (read_proof_json, read_public_json, read_r1cs, read_vk_json, read_wtns,
-                                        read_zkey, write_proof_json, write_public_json, write_vk_json, write_zkey)
+                                        read_wtns_size, read_zkey, read_shape, write_proof_json,
+                                        write_public_json, write_vk_json, write_zkey)
 from numba_cuzk.groth16.formats.binfile import PathLike
 from numba_cuzk.groth16.keys import Proof
 from numba_cuzk.groth16.prove import Prover
@@ -64,17 +69,43 @@ class ProveResult:
     prove_ms: dict[str, float] = field(default_factory=dict)
 
 
+def check_setup_paths(zkey_path: PathLike, vk_path: PathLike, *, replace: bool = False) -> None:
+    """Both keys can be written; unless ``replace``, neither exists yet (a key may be a
+    ceremony's: never overwritten by accident)."""
+    for path in (zkey_path, vk_path):
+        check_writable(path, replace=replace)
+
+
 def setup_files(r1cs: R1CS, zkey_path: PathLike, vk_path: PathLike, *, gpu: bool | None = None,
-                step: Step = _quiet) -> dict[str, float]:
+                replace: bool = False, step: Step = _quiet) -> dict[str, float]:
     """An INSECURE local setup of ``r1cs`` (setup.py) written as a zkey and a
-    verification_key.json; returns the ms of steps setup and write."""
+    verification_key.json (``replace``: over existing ones); returns the ms of steps
+    setup and write."""
+    check_setup_paths(zkey_path, vk_path, replace=replace)
     steps = _Steps(step)
     with steps("setup", f"insecure setup of {r1cs.n_constraints} constraints"):
         pk = setup(r1cs, gpu=gpu)
     with steps("write", f"writing {zkey_path}"):
-        write_zkey(zkey_path, pk)
-        write_vk_json(vk_path, pk.verifying_key)
+        for path, write, value in ((zkey_path, write_zkey, pk), (vk_path, write_vk_json, pk.verifying_key)):
+            try:
+                write(path, value, replace=replace)
+            except FileExistsError as exc:  # made since the check above
+                raise InputError(f"{path}: already exists (give --force to replace it)") from exc
     return steps.ms
+
+
+def check_prove_inputs(zkey_path: PathLike, witness_path: PathLike, r1cs_path: PathLike | None = None) -> None:
+    """The key, the witness (and the circuit) are readable files, and the witness has the
+    key's number of wires: headers only, so it takes milliseconds at any size."""
+    for path in (zkey_path, witness_path, r1cs_path):
+        if path is not None:
+            check_readable(path)
+    with naming(zkey_path):
+        n_vars = read_shape(zkey_path).n_vars
+    with naming(witness_path):
+        wires = read_wtns_size(witness_path)
+    if wires != n_vars:
+        raise InputError(f"{witness_path}: {wires} wires, the key {zkey_path} expects {n_vars}")
 
 
 def prove_files(zkey_path: PathLike, witness_path: PathLike, proof_path: PathLike, public_path: PathLike, *,
@@ -86,34 +117,49 @@ def prove_files(zkey_path: PathLike, witness_path: PathLike, proof_path: PathLik
     constraint. ``trusted``: skip the zkey's point checks (on curve, in subgroup).
     ``gpu``: None for the GPU when there is one, else False for the CPU backend.
     """
+    check_prove_inputs(zkey_path, witness_path, r1cs_path)
+    for path in (proof_path, public_path):
+        check_writable(path)
     gpu = backend.cuda_available() if gpu is None else gpu
     steps = _Steps(step)
-    with steps("read_zkey", f"reading {zkey_path}"):
-        pk = read_zkey(zkey_path, trusted=trusted)
-    with steps("read_witness", f"reading {witness_path}"):
+    with steps("read_witness", f"reading {witness_path}"), naming(witness_path):
         witness = read_wtns(witness_path)
-    if witness.shape[1] != pk.n_vars:
-        raise ValueError(f"{witness_path}: {witness.shape[1]} wires, the zkey expects {pk.n_vars}")
     if r1cs_path is not None:
         with steps("check_witness", f"checking the witness against {r1cs_path}"):
-            _check_against(read_r1cs(r1cs_path), pk.n_vars, pk.n_public, witness)
+            with naming(r1cs_path):
+                r1cs = read_r1cs(r1cs_path)
+            with naming(witness_path):
+                shape = read_shape(zkey_path)
+                _check_against(r1cs, shape.n_vars, shape.n_public, witness)
+    with steps("read_zkey", f"reading {zkey_path}"), naming(zkey_path):
+        pk = read_zkey(zkey_path, trusted=trusted)
     with steps("prepare", "preparing the prover (key to " + ("GPU" if gpu else "CPU backend")
-               + ("" if trusted else ", its points checked there") + ")"):
+               + ("" if trusted else ", its points checked there") + ")"), naming(zkey_path):
         prover = Prover(pk, gpu=gpu)
         timer = PhaseTimer(prover.stream)
     with steps("prove", "proving"):
         proof = prover.prove(witness, timer=timer)
     public = prover.public_inputs(witness)
     with steps("write", f"writing {proof_path}"):
-        write_proof_json(proof_path, proof)
         write_public_json(public_path, public)
+        write_proof_json(proof_path, proof)
     return ProveResult(proof, public, "gpu" if gpu else "cpu", steps.ms, timer.durations_ms())
 
 
 def verify_files(vk_path: PathLike, public_path: PathLike, proof_path: PathLike) -> bool:
     """True if the proof verifies; ValueError for files that do not parse or do not fit
     the key (a point off its curve, a public input >= r, the wrong number of inputs)."""
-    return pairing.verify(read_vk_json(vk_path), read_public_json(public_path), read_proof_json(proof_path))
+    for path in (vk_path, public_path, proof_path):
+        check_readable(path)
+    with naming(vk_path):
+        vk = read_vk_json(vk_path)
+    with naming(public_path):
+        public = read_public_json(public_path)
+    with naming(proof_path):
+        proof = read_proof_json(proof_path)
+    if len(public) != vk.n_public:
+        raise InputError(f"{public_path}: {len(public)} public inputs, the key {vk_path} expects {vk.n_public}")
+    return pairing.verify(vk, public, proof)
 
 
 def _check_against(r1cs: R1CS, n_vars: int, n_public: int, witness) -> None:

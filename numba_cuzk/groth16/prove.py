@@ -60,6 +60,9 @@ from numba_cuzk.ntt import shift_to_coset
 _N = FR.limbs
 STREAM_PHASES = frozenset(f"stream_{name}" for name in memory.QUERIES)  # copies on the copy stream, not kernels
 
+UNVERIFIED = ("the proof does not verify: the witness does not satisfy the circuit, or the key is corrupt "
+              "or not the circuit's (check the witness with --r1cs CIRCUIT.r1cs: if it passes, the key is at fault)")
+
 
 class ProofSlot:
     """One proof's way through the device: its witness in, its window sums out.
@@ -290,7 +293,7 @@ def assemble(key: EpilogueKey, points: dict, public_inputs: list[int], *, check:
     r and s; with ``check``, step 5 against ``public_inputs`` (ValueError if it fails)."""
     proof = _combine(key, {name: to_point(sums) for name, sums in points.items()})
     if check and not pairing.verify(key.verifying_key, public_inputs, proof):
-        raise ValueError("the witness does not satisfy the circuit: its proof does not verify")
+        raise ValueError(UNVERIFIED)
     return proof
 
 

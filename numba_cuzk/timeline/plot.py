@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 
+from numba_cuzk.fileio import atomic_write
 from numba_cuzk.timeline.analysis import CAUSES, Analysis
 from numba_cuzk.timeline.reader import Timeline
 
@@ -45,7 +46,8 @@ def gantt(timeline: Timeline, a: Analysis, path: str | os.PathLike) -> None:
                  + (f", {_pct(a.mean('kernel_busy_pct'))} (kernels)" if a.traced else "")
                  + f", host brackets {_pct(a.mean('bracket_pct'))}")
     nvml_ax.set_xlabel("time (s)")
-    fig.savefig(path, dpi=110)
+    with atomic_write(path) as file:
+        fig.savefig(file, dpi=110, format="png")
 
 
 def _lanes(timeline: Timeline, a: Analysis) -> tuple[list[tuple[str, list[Bar]]], dict[str, str]]:

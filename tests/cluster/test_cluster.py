@@ -74,8 +74,8 @@ def test_failing_partition_fails_its_job_and_others_go_on(client, key, tmp_path)
         failing, fine = prover.submit_many(KEY_PATH, [[synthesizer(1), bad, synthesizer(2)],
                                                       [synthesizer(3), synthesizer(4)]],
                                            names=["bad", "fine"], trusted=True, task_partitions=5)
-        with pytest.raises(JobFailed, match="job bad: partition 1 failed after 2 tries: ValueError: the witness "
-                                            "does not satisfy") as info:
+        with pytest.raises(JobFailed, match="job bad: partition 1 failed after 2 tries: ValueError: the proof does "
+                                            "not verify: the witness does not satisfy") as info:
             failing.result(timeout=TIMEOUT_S)
         assert sorted(info.value.finished) == [0, 2] and all(verifies(key, p) for p in info.value.finished.values())
         assert all(verifies(key, p) for p in fine.result(timeout=TIMEOUT_S).partitions)
@@ -122,12 +122,13 @@ def test_run_on_a_scheduler(client, tmp_path):
                                  "--timeline", str(tmp_path / "t.jsonl")])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    (job,) = report["jobs"]
-    assert report["ok"] and [p["partition"] for p in job["partitions"]] == [0, 1, 2, 3]
-    assert all(p["verified"] for p in job["partitions"]) and len(report["devices"]) == 3
+    assert [j["job"] for j in report["jobs"]] == ["p0", "p1", "p2", "p3"]  # each witness a job of its own
+    assert report["ok"] and report["proofs"] == 4 and len(report["devices"]) == 3
+    assert all(p["verified"] for j in report["jobs"] for p in j["partitions"])
     assert report["utilization"]["done"] == 4
-    assert sorted(f.name for f in (tmp_path / "out" / "job-0").iterdir()) == sorted(
-        f"partition-{i:03d}.{kind}.json" for i in range(4) for kind in ("proof", "public"))
+    for seed in range(4):
+        assert sorted(f.name for f in (tmp_path / "out" / f"p{seed}").iterdir()) == [
+            "partition-000.proof.json", "partition-000.public.json"]
     assert np.isfinite(report["s_per_proof"])
 
 
@@ -135,4 +136,4 @@ def test_run_on_no_scheduler_exits_2(tmp_path):
     write_wtns(tmp_path / "p.wtns", witness(1))
     result = runner.invoke(app, ["run", "--scheduler", "nonsense", "--zkey", str(KEY_PATH), "--witness-dir",
                                  str(tmp_path), "--trusted"])
-    assert result.exit_code == 2 and "cannot reach the scheduler at nonsense" in result.output
+    assert result.exit_code == 2 and "--scheduler nonsense: cannot reach the scheduler" in result.output

@@ -88,6 +88,9 @@ def test_format_rejections(case):
     bad_x = bytes([0x80 | q_bytes[0]]) + q_bytes[1:]
     _rejects(curve, comp[:w] + bad_x, True, "point 1: x coordinate is not canonical")
     _rejects(curve, unc[:W] + unc[:curve.coordinate_bytes] + q_bytes, False, "point 1: y coordinate is not canonical")
+    # all zeros without 0x40 would read as the kernels' (0, 0) infinity: zkcrypto and blst refuse it
+    _rejects(curve, unc[:W] + bytes(W), False, "point 1: every coordinate byte is zero but the infinity flag")
+    _rejects(curve, comp[:w] + bytes([0x80]) + bytes(w - 1), True, "point 1: every coordinate byte is zero")
 
 
 def _bad_points(ref):

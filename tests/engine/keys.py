@@ -1,5 +1,5 @@
 """The engine tests' proving key, stored so the tests skip setup's ~40 s of kernel
-compilation: circuit KEY_CIRCUIT at 2^KEY_LOG (groth16.circuits.build; every seed is a
+compilation: circuit KEY_CIRCUIT at 2^KEY_LOG (circuits.build; every seed is a
 partition instance of it), fixed toxic waste, so the file is reproducible. Regenerate it
 after a change to the circuit or to the zkey format:
 
@@ -16,7 +16,7 @@ TOXIC = {"alpha": 11, "beta": 13, "gamma": 17, "delta": 19, "tau": 123456789}
 
 
 def main() -> None:
-    from numba_cuzk.groth16.circuits import build
+    from numba_cuzk.circuits import build
     from numba_cuzk.groth16.formats import write_zkey
     from numba_cuzk.groth16.setup import setup
 

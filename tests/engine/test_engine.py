@@ -142,7 +142,7 @@ def test_unsatisfied_witness_and_device_error_fail_their_jobs(tmp_path, key, mon
     faulty[:, 7] = 0
     faulty[0, 7] = 12345
     run = run_engine(tmp_path / "t.jsonl", key, [[lambda: wrong], [lambda: faulty], [synthesizer(3)]])
-    with pytest.raises(JobFailed, match="failed in epilogue: ValueError: the witness does not satisfy"):
+    with pytest.raises(JobFailed, match="failed in epilogue: ValueError: the proof does not verify: the witness does not satisfy"):
         run.futures[0].result(timeout=0)
     with pytest.raises(JobFailed, match="failed in gpu: RuntimeError: device fault"):
         run.futures[1].result(timeout=0)

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from numba_cuzk.circuits import build
 from numba_cuzk.cli import app
-from numba_cuzk.groth16.circuits import build
 from numba_cuzk.groth16.formats import read_wtns, write_r1cs, write_wtns
 
 REPO = Path(__file__).resolve().parents[2]
-STEPS = ["read_zkey", "read_witness", "check_witness", "prepare", "prove", "write"]
+STEPS = ["read_witness", "check_witness", "read_zkey", "prepare", "prove", "write"]
 PHASES = {"upload", "matvec", "ntt", "msm_a", "msm_b1", "msm_b2", "msm_c", "msm_h", "download", "sync", "epilogue"}
 
 
@@ -71,7 +71,7 @@ def test_verify_rejects_changed_public_input(files, tmp_path):
 
 
 @pytest.mark.parametrize(("edit", "message"), [
-    (lambda proof, public: public.pop(), "public inputs, the key expects"),
+    (lambda proof, public: public.pop(), "1 public inputs, the key"),
     (lambda proof, public: proof["pi_a"].__setitem__(1, "5"), "pi_a: not on"),
     (lambda proof, public: public.__setitem__(0, "x"), "expected a decimal string"),
 ])
@@ -102,6 +102,7 @@ def test_prove_refuses_a_broken_witness(files, tmp_path):
     assert checked.exit_code == 2 and "constraint" in checked.output and "is not satisfied" in checked.output
     unchecked = prove(files, witness=tmp_path / "bad.wtns", out=tmp_path)
     assert unchecked.exit_code == 2 and "does not satisfy the circuit" in unchecked.output
+    assert "or the key is corrupt" in unchecked.output and "--r1cs" in unchecked.output  # how to tell which
     assert not (tmp_path / "proof.json").exists()
 
 
@@ -112,7 +113,7 @@ def test_prove_refuses_files_that_do_not_match(files, tmp_path):
     result = prove(files, "--r1cs", tmp_path / "other.r1cs", out=tmp_path)
     assert result.exit_code == 2 and "not the same circuit" in result.output, result.output
     result = prove(files, witness=tmp_path / "other.wtns", out=tmp_path)
-    assert result.exit_code == 2 and "the zkey expects" in result.output, result.output
+    assert result.exit_code == 2 and "wires, the key" in result.output and "other.wtns" in result.output
     result = prove(files, witness=tmp_path / "missing.wtns", out=tmp_path)
     assert result.exit_code == 2 and "missing.wtns" in result.output, result.output
 
@@ -127,3 +128,92 @@ def test_setup_usage_errors(tmp_path, args, message):
     result = cli("setup", *args, "--zkey", tmp_path / "c.zkey", "--vk", tmp_path / "vk.json")
     assert result.exit_code == 2 and message in result.output, result.output
     assert not (tmp_path / "c.zkey").exists()
+
+
+# --- checks before work, atomic and refused writes, one error path ---------------------
+
+def _no_key_read(monkeypatch):
+    from numba_cuzk.groth16 import files as groth16_files
+
+    monkeypatch.setattr(groth16_files, "read_zkey", lambda *a, **k: pytest.fail("the key was read first"))
+
+
+def test_prove_checks_its_files_before_reading_the_key(files, tmp_path, monkeypatch):
+    """A missing witness, an unwritable --public, a witness of the wrong size: refused in
+    milliseconds, before the key's points are checked, and nothing is written."""
+    _no_key_read(monkeypatch)
+    result = prove(files, witness=tmp_path / "missing.wtns", out=tmp_path)
+    assert result.exit_code == 2 and "missing.wtns: no such file" in result.output, result.output
+    # /proc takes no new files, even from root: a read-only filesystem
+    result = cli("prove", "--zkey", files["zkey"], "--witness", files["wtns"], "--proof", tmp_path / "proof.json",
+                 "--public", "/proc/public.json", "--cpu")
+    assert result.exit_code == 2 and "/proc/public.json: cannot write" in result.output, result.output
+    assert not (tmp_path / "proof.json").exists()
+    result = cli("prove", "--zkey", files["zkey"], "--witness", files["wtns"], "--proof", tmp_path / "no" / "p.json",
+                 "--cpu")
+    assert result.exit_code == 2 and "p.json" in result.output
+    short = read_wtns(files["wtns"])[:, :-1]
+    write_wtns(tmp_path / "short.wtns", short)
+    result = prove(files, witness=tmp_path / "short.wtns", out=tmp_path)
+    assert result.exit_code == 2 and "short.wtns" in result.output and "wires, the key" in result.output
+
+
+def test_setup_refuses_to_replace_a_key_without_force(files, tmp_path, monkeypatch):
+    from numba_cuzk.groth16 import files as groth16_files
+    from numba_cuzk.groth16.formats import read_zkey
+
+    key = tmp_path / "ceremony.zkey"
+    key.write_bytes(b"a ceremony's key")
+    monkeypatch.setattr(groth16_files, "setup", lambda r1cs, gpu: read_zkey(files["zkey"], trusted=True))
+    result = cli("setup", "--r1cs", files["r1cs"], "--zkey", key, "--vk", tmp_path / "vk.json", "--cpu")
+    assert result.exit_code == 2 and "ceremony.zkey: already exists (give --force" in result.output, result.output
+    assert key.read_bytes() == b"a ceremony's key" and not (tmp_path / "vk.json").exists()
+    result = cli("setup", "--r1cs", files["r1cs"], "--zkey", key, "--vk", tmp_path / "vk.json", "--cpu", "--force")
+    assert result.exit_code == 0, result.output
+    assert key.read_bytes() == files["zkey"].read_bytes()
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"pi_a": [1, 2,', "proof.json: not JSON: Expecting value at line 1"),
+    (b'{"pi_a": [' + b"7" * 5000 + b"]}", "a number of 5000 digits"),
+    (b"[" * 40 + b"]" * 40, "nested too deeply"),
+    (b" " * (9 << 20), "larger than any snarkjs JSON file"),
+])
+def test_bad_json_names_its_file(files, tmp_path, content, message):
+    (tmp_path / "proof.json").write_bytes(content)
+    result = cli("verify", "--vk", files["vk"], "--public", files["public"], "--proof", tmp_path / "proof.json")
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert "set_int_max_str_digits" not in result.output and "Traceback" not in result.output
+
+
+def test_os_errors_name_their_file(files, tmp_path):
+    result = cli("verify", "--vk", tmp_path, "--public", files["public"], "--proof", files["proof"])
+    assert result.exit_code == 2 and f"{tmp_path}: not a file" in result.output, result.output
+
+
+def test_a_bug_shows_its_traceback_and_says_so(files, monkeypatch):
+    from numba_cuzk.groth16 import files as groth16_files
+
+    def broken(*args, **kwargs):
+        raise KeyError("an internal table")
+    monkeypatch.setattr(groth16_files, "read_vk_json", broken)
+    result = cli("verify", "--vk", files["vk"], "--public", files["public"], "--proof", files["proof"])
+    assert result.exit_code == 3, result.output
+    assert "Traceback" in result.output and "this is a bug in numba-cuzk" in result.output
+
+
+def test_a_corrupt_key_is_not_blamed_on_the_witness(files, tmp_path):
+    """A coefficient changed in the zkey: the proof fails its own check, and the message
+    says the key may be at fault; with --r1cs the witness passes, so it is the key."""
+    from numba_cuzk.groth16.formats.binfile import BinFile
+    from numba_cuzk.groth16.formats.zkey import ZKEY
+
+    data = bytearray(files["zkey"].read_bytes())
+    offset, _ = BinFile(ZKEY, files["zkey"]).sections[4][0]
+    data[offset + 4 + 12] ^= 1  # u32 count, then the first coefficient: matrix, constraint, signal, value
+    (tmp_path / "bad.zkey").write_bytes(bytes(data))
+    result = cli("prove", "--zkey", tmp_path / "bad.zkey", "--witness", files["wtns"], "--r1cs", files["r1cs"],
+                 "--proof", tmp_path / "proof.json", "--public", tmp_path / "public.json", "--cpu", "--trusted")
+    assert result.exit_code == 2, result.output
+    assert "or the key is corrupt" in result.output and "if it passes, the key is at fault" in result.output
+    assert not (tmp_path / "proof.json").exists()

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from numba import cuda
 
+from numba_cuzk.circuits.builtin import CIRCUITS, build, key_shape
 from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.groth16 import memory, pairing
-from numba_cuzk.groth16.circuits import CIRCUITS, build, key_shape
 from numba_cuzk.groth16.memory import KeyShape, KeyTooLarge, plan_memory, plan_with
 from numba_cuzk.msm import Workspace, workspace_bytes
 from numba_cuzk.msm.plan import make_plan

@@ -16,8 +16,8 @@ from numba_cuzk.field.codec import from_limbs, to_limbs
 from numba_cuzk.field.params import FR
 from numba_cuzk.groth16 import pairing
 from numba_cuzk.groth16.constraint_system import ConstraintSystem
-from numba_cuzk.groth16.keys import Proof
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
+from numba_cuzk.groth16.keys import Proof
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.setup import domain_log, setup
 from numba_cuzk.groth16.timing import PhaseTimer
@@ -181,7 +181,7 @@ def test_csr_matvec_kernel_matches_cpu():
 @pytest.mark.gpu
 @pytest.mark.skipif(SIMULATOR, reason="a whole GPU proof is minutes in the simulator; its kernels are tested there")
 def test_gpu_proof_verifies_and_matches_cpu_parts():
-    from numba_cuzk.groth16.circuits import build
+    from numba_cuzk.circuits import build
 
     r1cs, witness = build("bit_heavy", 12, seed=1)
     pk = setup(r1cs, gpu=True)

@@ -77,4 +77,4 @@ def test_missing_or_foreign_file_is_one_line_exit_2(tmp_path, content):
     proc = subprocess.run([sys.executable, "-m", "numba_cuzk.cli", "timeline", str(path)], capture_output=True,
                           text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert proc.returncode == 2 and proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
-    assert ("No such file" if content is None else "not a numba-cuzk timeline") in proc.stderr
+    assert ("x.jsonl: no such timeline" if content is None else "not a numba-cuzk timeline") in proc.stderr

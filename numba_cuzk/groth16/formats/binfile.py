@@ -19,6 +19,7 @@ from typing import BinaryIO, Sequence, Union
 import numpy as np
 
 from numba_cuzk.field.params import FieldParams
+from numba_cuzk.fileio import atomic_write
 
 _FILE_HEADER = struct.Struct("<4sII")  # magic, version, nSections
 _SECTION_HEADER = struct.Struct("<IQ")  # id, size
@@ -88,11 +89,11 @@ class BinFile:
         self.kind = kind
         size = os.path.getsize(path)
         if size < _FILE_HEADER.size:
-            raise ValueError(f"{kind.magic} file {os.fspath(path)!r}: {size} bytes, too short for a header")
+            raise ValueError(f"{kind.magic} file: {size} bytes, too short for a header")
         self.data = np.asarray(np.memmap(path, dtype=np.uint8, mode="r"))  # a plain ndarray view
         magic, self.version, n_sections = _FILE_HEADER.unpack_from(self.data[:_FILE_HEADER.size].tobytes())
         if magic != kind.magic.encode():
-            raise ValueError(f"{kind.magic} file {os.fspath(path)!r}: magic {magic!r}, expected {kind.magic!r}")
+            raise ValueError(f"{kind.magic} file: magic {magic!r}, expected {kind.magic!r}")
         if not 1 <= self.version <= kind.max_version:
             raise ValueError(f"{kind.magic} file: version {self.version} is not supported "
                              f"(1..{kind.max_version})")
@@ -136,11 +137,13 @@ class BinFile:
         return Cursor(self.section(sid), self.kind.where(sid))
 
 
-def write_binfile(path: PathLike, kind: FileKind, version: int, sections: Sequence[tuple[int, Sequence[Part]]]) -> None:
+def write_binfile(path: PathLike, kind: FileKind, version: int, sections: Sequence[tuple[int, Sequence[Part]]], *,
+                  replace: bool = True) -> None:
     """Write a container: each section is (id, parts); a part is bytes or a numpy array
     written in C order with little-endian elements (a transposed view is fine: it is
-    copied a chunk at a time)."""
-    with open(path, "wb") as f:
+    copied a chunk at a time). Atomic (fileio.atomic_write); ``replace=False``: FileExistsError
+    if ``path`` exists."""
+    with atomic_write(path, replace=replace) as f:
         f.write(_FILE_HEADER.pack(kind.magic.encode(), version, len(sections)))
         for sid, parts in sections:
             f.write(_SECTION_HEADER.pack(sid, sum(len(p) if isinstance(p, bytes) else p.nbytes for p in parts)))

@@ -15,11 +15,13 @@ verifier (groth16_verify.js) never reads it, so it is not written and is ignored
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Sequence
 
 from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.field.params import FQ, FR
+from numba_cuzk.fileio import atomic_write
 from numba_cuzk.groth16.formats import points
 from numba_cuzk.groth16.formats.binfile import PathLike
 from numba_cuzk.groth16.keys import Proof, VerifyingKey
@@ -57,13 +59,13 @@ def read_public_json(path: PathLike) -> list[int]:
     return [_integer(v, f"public input {i}", FR) for i, v in enumerate(values)]
 
 
-def write_vk_json(path: PathLike, vk: VerifyingKey) -> None:
+def write_vk_json(path: PathLike, vk: VerifyingKey, *, replace: bool = True) -> None:
     if len(vk.ic) != vk.n_public + 1:
         raise ValueError(f"IC: {len(vk.ic)} points, expected nPublic + 1 = {vk.n_public + 1}")
     _dump(path, {"protocol": PROTOCOL, "curve": CURVE, "nPublic": vk.n_public,
                  "vk_alpha_1": _g1_json(vk.alpha_g1), "vk_beta_2": _g2_json(vk.beta_g2),
                  "vk_gamma_2": _g2_json(vk.gamma_g2), "vk_delta_2": _g2_json(vk.delta_g2),
-                 "IC": [_g1_json(p) for p in vk.ic]})
+                 "IC": [_g1_json(p) for p in vk.ic]}, replace=replace)
 
 
 def read_vk_json(path: PathLike) -> VerifyingKey:
@@ -84,8 +86,9 @@ def read_vk_json(path: PathLike) -> VerifyingKey:
 
 # --- writing ------------------------------------------------------------------------
 
-def _dump(path: PathLike, obj) -> None:
-    with open(path, "w") as f:
+def _dump(path: PathLike, obj, replace: bool = True) -> None:
+    """Write ``obj`` as JSON, atomically (fileio.atomic_write)."""
+    with atomic_write(path, "w", replace=replace) as f:
         json.dump(obj, f, indent=1)  # snarkjs writes with one space of indentation
 
 
@@ -102,14 +105,38 @@ def _g2_json(p) -> list:
 # --- reading ------------------------------------------------------------------------
 
 MAX_DEPTH = 16  # snarkjs's files nest 3 deep; the C parser can overflow the C stack on deep input
+# A proof is ~1 KB and a verification key ~1 KB + 200 B per public input: 8 MiB holds
+# 40,000 public inputs, and bounds the parser's memory (60 MB of brackets took 1.8 GB).
+MAX_JSON_BYTES = 8 << 20
+_MAX_DIGITS = 200  # a field element has at most 115 decimal digits
 
 
 def _load(path: PathLike):
+    """The JSON value of the file at ``path``; ValueError naming the file for one larger
+    than MAX_JSON_BYTES (before reading it), nested too deeply, or not JSON."""
     with open(path, "rb") as f:
-        data = f.read()
+        size = os.fstat(f.fileno()).st_size
+        data = f.read(MAX_JSON_BYTES + 1)  # st_size is 0 for a pipe or /proc file
+    if max(size, len(data)) > MAX_JSON_BYTES:
+        raise ValueError(f"{path}: {max(size, len(data))} bytes, larger than any snarkjs JSON file "
+                         f"(limit {MAX_JSON_BYTES} bytes)")
     if _too_deep(data):
         raise ValueError(f"{path}: JSON nested too deeply (more than {MAX_DEPTH} levels)")
-    return json.loads(data)  # json.JSONDecodeError is a ValueError
+    try:
+        return json.loads(data, parse_int=_json_int)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON: {exc.msg} at line {exc.lineno} column {exc.colno} "
+                         f"(offset {exc.pos})") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not JSON: not UTF-8 text at offset {exc.start}") from None
+
+
+def _json_int(text: str) -> int:
+    """A JSON integer, refused past _MAX_DIGITS (Python's own limit, 4300, would print a
+    hint about sys.set_int_max_str_digits)."""
+    if len(text.lstrip("-")) > _MAX_DIGITS:
+        raise ValueError(f"a number of {len(text.lstrip('-'))} digits: no field element is that long")
+    return int(text)
 
 
 def _too_deep(data: bytes) -> bool:

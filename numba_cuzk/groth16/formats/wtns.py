@@ -19,14 +19,16 @@ WTNS = FileKind("wtns", 2, {1: "header", 2: "witness"})
 VERSION = 2  # what snarkjs (wtns calculate) and circom's witness generators write
 
 
+def read_wtns_size(path: PathLike) -> int:
+    """A witness file's number of wires, from its header alone."""
+    return _header(BinFile(WTNS, path))
+
+
 def read_wtns(path: PathLike) -> np.ndarray:
     """A witness file -> (8, n) uint32 canonical Fr. Raises ValueError naming the
     section, or the first value that is not reduced mod r."""
     f = BinFile(WTNS, path)
-    cur = f.cursor(1)
-    cur.prime(FR, "prime")
-    n = cur.u32()
-    cur.end()
+    n = _header(f)
     witness = f.section(2, n * FR.nbytes).view("<u4").reshape(n, FR.limbs).T.astype(np.uint32, order="C")
     _check(witness, WTNS.where(2))
     return witness
@@ -38,6 +40,14 @@ def write_wtns(path: PathLike, witness: np.ndarray) -> None:
         raise ValueError(f"witness: expected uint32 ({FR.limbs}, n), got {witness.dtype} {witness.shape}")
     _check(witness, "witness")
     write_binfile(path, WTNS, VERSION, [(1, [prime_header(FR) + u32(witness.shape[1])]), (2, [witness.T])])
+
+
+def _header(f: BinFile) -> int:
+    cur = f.cursor(1)
+    cur.prime(FR, "prime")
+    n = cur.u32()
+    cur.end()
+    return n
 
 
 def _check(witness: np.ndarray, where: str) -> None:

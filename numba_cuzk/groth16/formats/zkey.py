@@ -85,10 +85,11 @@ def _open_groth16(path: PathLike) -> BinFile:
     return f
 
 
-def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BYTES)) -> None:
-    """Write ``pk`` as a zkey. Section 10 is a fresh setup's (``cs_hash`` and no
-    contributions), as snarkjs's zkey new writes it; snarkjs's hash covers powers of tau
-    that only the setup knows, so the setup passes it or it stays zero."""
+def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BYTES), *, replace: bool = True) -> None:
+    """Write ``pk`` as a zkey (atomically; ``replace=False``: FileExistsError if ``path``
+    exists). Section 10 is a fresh setup's (``cs_hash`` and no contributions), as snarkjs's
+    zkey new writes it; snarkjs's hash covers powers of tau that only the setup knows, so
+    the setup passes it or it stays zero."""
     _check_key(pk)
     if len(cs_hash) != CS_HASH_BYTES:
         raise ValueError(f"cs_hash must be {CS_HASH_BYTES} bytes, got {len(cs_hash)}")
@@ -109,7 +110,7 @@ def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BY
         (8, [points.to_stored(pk.c_g1)]),
         (9, [points.to_stored(pk.h_g1)]),
         (10, [bytes(cs_hash), u32(0)]),
-    ])
+    ], replace=replace)
 
 
 def _read_groth16_header(cur: Cursor, trusted: bool) -> tuple[int, int, int, dict]:

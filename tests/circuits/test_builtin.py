@@ -9,10 +9,10 @@ import re
 import numpy as np
 import pytest
 
+from numba_cuzk.circuits import builtin as circuits
 from numba_cuzk.field.codec import from_limbs, from_montgomery, to_limbs, to_montgomery
 from numba_cuzk.field.params import FR
 from numba_cuzk.field.reference import fr
-from numba_cuzk.groth16 import circuits
 from numba_cuzk.groth16.constraint_system import ONE, ConstraintSystem, LinearCombination
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
 from numba_cuzk.groth16.witness import check_witness, matvec

@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass, field
 
 from numba_cuzk import backend
+from numba_cuzk.circuits import build
 from numba_cuzk.groth16 import pairing
-from numba_cuzk.groth16.circuits import build
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.setup import setup
 from numba_cuzk.groth16.timing import PhaseTimer
