@@ -37,7 +37,7 @@ import numpy as np
 from numba_cuzk import kernel_cache
 from numba_cuzk.field import codec
 from numba_cuzk.field.params import FR
-codec.to_montgomery(codec.to_limbs([1, 2, 3], FR), FR)
+codec.to_montgomery(codec.to_limbs(range(codec.KERNEL_MIN), FR), FR)  # large enough for the kernel
 print(json.dumps(kernel_cache.compile_stats() | {"folder": str(kernel_cache.cache_dir())}))
 """
 
