@@ -5,16 +5,24 @@ then stores a: chained products, so the rate is the dependent-latency-hidden thr
 a prover sees. Device time from CUDA events (median after warm-up). Every GPU result is
 checked against the same chain computed on the CPU by the CPU backend, whose time is the
 CPU figure. Usage: python3 -m bench.field [--threads-log 22] [--chain 64] [--out FILE]
+
+``--cpu``: no GPU; the CPU backend alone (numba's threads, all cores), median of --runs
+after a warm-up: fr_mul_cpu, fq_mul_cpu (mont.py's mul on the CPU target: wide.py's
+64-bit limbs) and, for comparison, the _sqr and the portable _cios variants, each with
+its ns per product per core (the process's CPU seconds / products). Other load on the machine counts
+against it: params.load_avg says how much there was.
+    python3 -m bench.field --cpu [--threads-log 16] [--chain 64] [--runs 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from functools import lru_cache
 
 import numpy as np
-from numba import cuda, njit, prange, uint32
+from numba import cuda, get_num_threads, njit, prange, uint32
 
 from bench import common
 from numba_cuzk.field.fq2 import FQ2_LIMBS, fq2_mul, fq2_sqr
@@ -126,16 +134,65 @@ def run_variant(name: str, variant: str, params, threads: int, chain: int, block
     }
 
 
+CPU_VARIANTS = [("fr_mul", "ptx", FR), ("fr_mul", "cios", FR), ("fr_sqr", "ptx", FR),
+                ("fq_mul", "ptx", FQ), ("fq_mul", "cios", FQ), ("fq_sqr", "ptx", FQ)]
+
+
+def run_cpu(threads: int, chain: int, runs: int, rng) -> list[dict]:
+    """CPU-only records: <name>_cpu (the library's function on the CPU target) and
+    <name>_cpu_cios (mont.py's portable loops), G/s on all cores; every variant's chain is
+    checked against the first one's answer for the same field and operation."""
+    cpu_device, cores = common.cpu_name(), get_num_threads()
+    records, expected = [], {}
+    for name, variant, params in CPU_VARIANTS:
+        cpu = _kernels(name, variant, params)[1]
+        n_limbs = _function(name, variant, params)[1]
+        a, b = _inputs(n_limbs, threads, params, np.random.default_rng(2026))
+        result = a.copy()
+        cpu(result, b, chain)  # compiles, and the answer every variant must give
+        if name in expected and not np.array_equal(result, expected[name]):
+            raise AssertionError(f"{name}/{variant}: differs from the first variant's result")
+        expected.setdefault(name, result)
+        seconds, cpu_seconds = [], []
+        for _ in range(runs):
+            x = a.copy()
+            t0, c0 = time.perf_counter(), time.process_time()
+            cpu(x, b, chain)
+            seconds.append(time.perf_counter() - t0)
+            cpu_seconds.append(time.process_time() - c0)
+        s = common.median(seconds)
+        products = threads * chain
+        rec_name = f"{name}_cpu" + ("" if variant == "ptx" else f"_{variant}")
+        ns_per_core = common.median(cpu_seconds) / products * 1e9  # CPU time: fair on a shared machine
+        shape = {"threads": threads, "chain": chain, "runs": runs, "stat": "median", "numba_threads": cores,
+                 "ns_per_product_per_core": round(ns_per_core, 2),
+                 "ns_per_product_per_core_wall": round(cores * s / products * 1e9, 2), "min_max_s": [round(min(seconds), 4), round(max(seconds), 4)],
+                 "variant": "wide (64-bit limbs)" if variant == "ptx" else "portable CIOS (32-bit limbs)",
+                 "load_avg": os.getloadavg()[0]}
+        records.append(common.record(rec_name, products / s / 1e9, "G/s", cpu_device, shape))
+        print(f"{rec_name:18s} {products / s / 1e9:8.4f} G/s  {ns_per_core:7.1f} ns per product per core", flush=True)
+    return records
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--threads-log", type=int, default=22)
+    parser.add_argument("--cpu", action="store_true", help="the CPU backend only (no GPU)")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per variant (--cpu)")
+    parser.add_argument("--threads-log", type=int, default=None, help="log2 of the threads (22; 16 with --cpu)")
     parser.add_argument("--chain", type=int, default=64)
     parser.add_argument("--block", type=int, default=256)
     parser.add_argument("--sweep-blocks", type=int, nargs="*", default=[], help="extra block sizes to time")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    threads, chain = 1 << args.threads_log, args.chain
+    threads_log = args.threads_log if args.threads_log is not None else (16 if args.cpu else 22)
+    threads, chain = 1 << threads_log, args.chain
     rng = np.random.default_rng(2026)
+    if args.cpu:
+        records = run_cpu(threads, chain, args.runs, rng)
+        path = common.write(records, "field", args.out)
+        print(common.markdown_table(records))
+        print(f"wrote {path}")
+        return
     device, cpu_device = common.gpu_name(), common.cpu_name()
     records, cpu_ref = [], {}
     for name, variant, params in VARIANTS:

@@ -11,9 +11,10 @@ Style, from ../shared/guide/numba-cuda.md: uint32 limbs held in uint64 accumulat
 (NVVM unrolls them: no local memory); unsigned constants only (a bare int literal would
 promote uint64 arithmetic to float64).
 
-``mul`` and ``sqr`` use the PTX carry chains of carry.py on CUDA and the portable CIOS
-loops below on the CPU and in the simulator; ``mul_cios``/``sqr_cios`` name the portable
-ones for benchmarks.
+``mul`` and ``sqr`` use the PTX carry chains of carry.py on CUDA; on the CPU target
+``mul``, ``sqr``, ``add``, ``sub`` and ``neg`` are wide.py's 64-bit-limb intrinsics (128-bit
+products). The simulator runs the portable loops below, which CUDA keeps for add/sub/neg;
+``mul_cios``/``sqr_cios`` name the portable products for benchmarks.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from numba_cuzk.field import carry
 from numba_cuzk.field.carry import opaque
 from numba_cuzk.field.params import FQ, FR, FieldParams
 from numba_cuzk.field.target import local_u32
+from numba_cuzk.field.wide import wide_ops
 
 _MASK = np.uint64(0xFFFFFFFF)
 _SHIFT = np.uint64(32)
@@ -90,16 +92,20 @@ def _limb_tuple(value: int, n: int) -> tuple:
     return tuple(np.uint32((value >> (32 * j)) & 0xFFFFFFFF) for j in range(n))
 
 
-def _by_target(name: str, portable: Callable, cuda_impl: Callable | None, arity: int) -> Callable:
-    """A function ``name`` that is ``cuda_impl`` inside CUDA kernels and ``portable``
-    elsewhere (named beside ``portable``: curve/target.py names CPU symbols after it)."""
+def _by_target(name: str, portable: Callable, cuda_impl: Callable | None, cpu_impl: Callable | None,
+               arity: int) -> Callable:
+    """A function ``name`` that is ``cuda_impl`` inside CUDA kernels, ``cpu_impl`` in CPU
+    code and ``portable`` where either is None and when called from Python (the
+    simulator); named beside ``portable`` (curve/target.py names CPU symbols after it)."""
+    cuda_impl = cuda_impl or portable
+    cpu_impl = cpu_impl or portable
     if arity == 3:
 
         def stub(out, a, b):
             portable(out, a, b)
 
-        def typer(out, a, b):
-            return lambda out, a, b: portable(out, a, b)
+        def cpu_typer(out, a, b):
+            return lambda out, a, b: cpu_impl(out, a, b)
 
         def cuda_typer(out, a, b):
             return lambda out, a, b: cuda_impl(out, a, b)
@@ -109,14 +115,14 @@ def _by_target(name: str, portable: Callable, cuda_impl: Callable | None, arity:
         def stub(out, a):
             portable(out, a)
 
-        def typer(out, a):
-            return lambda out, a: portable(out, a)
+        def cpu_typer(out, a):
+            return lambda out, a: cpu_impl(out, a)
 
         def cuda_typer(out, a):
             return lambda out, a: cuda_impl(out, a)
 
-    cpu_extending.overload(stub)(typer)
-    cuda_extending.overload(stub)(cuda_typer if cuda_impl is not None else typer)
+    cpu_extending.overload(stub)(cpu_typer)
+    cuda_extending.overload(stub)(cuda_typer)
     stub.__name__ = name
     stub.__qualname__ = f"{portable.__qualname__.rpartition('.')[0]}.{name}"
     return stub
@@ -193,7 +199,7 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
             out[j] = (t[j] & keep) | (d[j] & ~keep)
 
     @device
-    def add(out, a, b):
+    def add_portable(out, a, b):
         # a + b < 2p < 2^(32N): both moduli have a spare top bit, so no carry leaves limb N-1.
         t = local_u32(N)
         c = _ZERO
@@ -204,11 +210,7 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
         _reduce_once(out, t)
 
     @device
-    def dbl(out, a):
-        add(out, a, a)
-
-    @device
-    def sub(out, a, b):
+    def sub_portable(out, a, b):
         t = local_u32(N)
         borrow = _ZERO
         for j in range(N):
@@ -223,7 +225,7 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
             c = v >> _SHIFT
 
     @device
-    def neg(out, a):
+    def neg_portable(out, a):
         nonzero = uint64(0) if is_zero(a) else _MASK  # -0 = 0, not p
         borrow = _ZERO
         for j in range(N):
@@ -259,8 +261,16 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
     def sqr_cios(out, a):
         mul_cios(out, a, a)
 
-    mul = _by_target("mul", mul_cios, carry.mul_intrinsic(params), 3)
-    sqr = _by_target("sqr", sqr_cios, carry.sqr_intrinsic(params), 2)
+    cpu = wide_ops(params)
+    add = _by_target("add", add_portable, None, cpu["add"], 3)
+    sub = _by_target("sub", sub_portable, None, cpu["sub"], 3)
+    neg = _by_target("neg", neg_portable, None, cpu["neg"], 2)
+    mul = _by_target("mul", mul_cios, carry.mul_intrinsic(params), cpu["mul"], 3)
+    sqr = _by_target("sqr", sqr_cios, carry.sqr_intrinsic(params), cpu["sqr"], 2)
+
+    @device
+    def dbl(out, a):
+        add(out, a, a)
 
     @device
     def to_mont(out, a):
