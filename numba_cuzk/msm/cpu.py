@@ -1,78 +1,152 @@
 """The CPU backend: the same digits and point formulas as the kernels, on all cores.
 
-Windows run in parallel (``prange``), each filling its own 2^(c-1) XYZZ buckets with
-mixed additions and reducing them by running sums to its window sum; the result is the
-window sums, as the GPU's (pippenger.to_point combines them by Horner's rule). Scalars 0
-and 1 need no fast path here (a 1 is one addition into window 0's first bucket, as in the
-batch_add). Parallelism is the window count
-(13-20 at the sizes a prover uses): enough for a 16-core host.
+The result is the window sums, as the GPU's (pippenger.to_point combines them by Horner's
+rule). Three parallel passes (``prange``), each split so that every core has work even
+when the windows are few or the scalars skewed:
+
+1. Per scalar: its signed digits (digits.py) into a (windows, n) int32 table, 0 for
+   scalars 0 and 1 (the 0/1 fast path, as on the GPU).
+2. Scalars 1: their bases summed in ``threads`` chunks of points (mixed additions). In
+   the bucket pass they would all land in window 0's first bucket, one task's work.
+3. Buckets: tasks of (window, slice of its 2^(c-1) buckets), ``slices`` per window so
+   that there are at least ``TASKS_PER_THREAD`` per thread. A task scans its window's
+   digits, adds the bases of its buckets into its own table (one bucket = 4L contiguous
+   limbs: 3 cache lines for G1, where the (4L, buckets) layout touched 4L), and reduces
+   them by running sums: for buckets lo..hi-1, total = sum (b - lo + 1) B_b and
+   acc = sum B_b, so its share of the window sum is total + lo * acc (lo < 2^(c-1):
+   ~c doublings and additions).
+A window's sum is then its slices' shares (and, for window 0, the sum of the 1s).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from numba import get_num_threads, prange
 
 from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.points import point_ops
+from numba_cuzk.field.scalars import N, load_scalar
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.kernel_cache import cpu_kernel, specialize
-from numba_cuzk.field.scalars import N, load_scalar
-from numba_cuzk.msm.digits import signed_digit
+from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, scalar_kind, signed_digit
+
+TASKS_PER_THREAD = 2  # bucket tasks per thread: windows cost alike, so few suffice
 
 
-def window_sums(bases, scalars, montgomery, c, sums):
-    """Template (A, X, load, store, aff_neg, xyzz_set_identity, add_mixed and add bound per
-    curve by kernel_cache.specialize): sums (4L, windows) <- the XYZZ window sums."""
+def bucket_slices(windows: int, buckets: int, threads: int) -> int:
+    """Bucket slices per window: at least TASKS_PER_THREAD tasks per thread in all."""
+    return max(1, min(buckets, -(-TASKS_PER_THREAD * threads // windows)))
+
+
+@cpu_kernel(parallel=True)
+def signed_digits_cpu(scalars, montgomery, c, windows):
+    """(windows, n) int32 digits of (8, n) scalars (0 for scalars 0 and 1) and their (n,)
+    uint8 kinds (digits.KIND_*)."""
     n = scalars.shape[1]
-    canonical = np.empty((N, n), dtype=np.uint32)
+    digits = np.empty((windows, n), dtype=np.int32)
+    kinds = np.empty(n, dtype=np.uint8)
     for i in prange(n):
         k = local_u32(N)
         load_scalar(k, scalars, i, montgomery)
-        for j in range(N):
-            canonical[j, i] = k[j]
-    buckets = 1 << (c - 1)
-    for w in prange(sums.shape[1]):
-        table = np.empty((X, buckets), dtype=np.uint32)
-        acc = local_u32(X)
-        total = local_u32(X)
-        bucket = local_u32(X)
+        kind = scalar_kind(k)
+        kinds[i] = kind
+        for w in range(windows):
+            digits[w, i] = signed_digit(k, w, c) if kind == KIND_OTHER else 0
+    return digits, kinds
+
+
+def sum_of_ones(bases, kinds, chunks, out):
+    """Template (A, X, load, xyzz_set_identity, add_mixed, add bound per curve): out (4L,)
+    <- the XYZZ sum of the bases whose scalar is 1, in ``chunks`` parallel parts."""
+    n = kinds.shape[0]
+    parts = np.empty((chunks, X), dtype=np.uint32)
+    size = -(-n // chunks)
+    for t in prange(chunks):
         pt = local_u32(A)
-        xyzz_set_identity(acc)
-        for b in range(buckets):
-            store(table, b, acc, 4)
+        xyzz_set_identity(parts[t])
+        for i in range(t * size, min(n, (t + 1) * size)):
+            if kinds[i] == KIND_ONE:
+                load(pt, bases, i, 2)
+                add_mixed(parts[t], parts[t], pt)
+    xyzz_set_identity(out)
+    for t in range(chunks):
+        add(out, out, parts[t])
+
+
+def bucket_shares(bases, digits, c, slices, shares):
+    """Template (A, X, load, aff_neg, xyzz_set_identity, add_mixed, add, dbl bound per
+    curve): shares[w * slices + s] (4L,) <- bucket slice s's share of window w's sum."""
+    n = digits.shape[1]
+    buckets = 1 << (c - 1)
+    width = -(-buckets // slices)
+    for task in prange(shares.shape[0]):
+        w, lo = task // slices, (task % slices) * width
+        hi = min(buckets, lo + width)
+        table = np.empty((max(hi - lo, 1), X), dtype=np.uint32)
+        for b in range(hi - lo):
+            xyzz_set_identity(table[b])
+        pt = local_u32(A)
         for i in range(n):
-            d = signed_digit(canonical[:, i], w, c)
-            if d != 0:
+            d = digits[w, i]
+            b = abs(d) - 1 - lo
+            if d != 0 and 0 <= b < hi - lo:
                 load(pt, bases, i, 2)
                 if d < 0:
                     aff_neg(pt, pt)
-                load(acc, table, abs(d) - 1, 4)
-                add_mixed(acc, acc, pt)
-                store(table, abs(d) - 1, acc, 4)
+                add_mixed(table[b], table[b], pt)
+        acc = local_u32(X)
+        total = local_u32(X)
         xyzz_set_identity(acc)
         xyzz_set_identity(total)
-        for b in range(buckets - 1, -1, -1):  # total = sum (b+1) B_b by running sums
-            load(bucket, table, b, 4)
-            add(acc, acc, bucket)
+        for b in range(hi - lo - 1, -1, -1):  # total = sum (b - lo + 1) B_b, acc = sum B_b
+            add(acc, acc, table[b])
             add(total, total, acc)
+        offset = table[0]  # lo * acc, double and add (lo < 2^(c-1) <= 2^21)
+        xyzz_set_identity(offset)
+        for bit in range(21, -1, -1):
+            dbl(offset, offset)
+            if (lo >> bit) & 1:
+                add(offset, offset, acc)
+        add(shares[task], total, offset)
+
+
+def combine_shares(shares, ones, slices, sums):
+    """Template (X, store, xyzz_set_identity, add bound per curve): sums[:, w] <- the sum
+    of window w's slice shares (and, for window 0, of the 1s)."""
+    total = local_u32(X)
+    for w in range(sums.shape[1]):
+        xyzz_set_identity(total)
+        for s in range(slices):
+            add(total, total, shares[w * slices + s])
+        if w == 0:
+            add(total, total, ones)
         store(sums, w, total, 4)
 
 
-def _window_sums_kernel(curve: CurveParams):
+def _kernels(curve: CurveParams) -> tuple:
     P = point_ops(curve)
-    return cpu_kernel(specialize(
-        window_sums, f"window_sums_{curve.name.lower()}_cpu", A=2 * P.limbs, X=4 * P.limbs, load=P.load,
-        store=P.store, aff_neg=P.aff_neg, xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed,
-        add=P.xyzz_add), parallel=True)
+    name = curve.name.lower()
+    formulas = dict(A=2 * P.limbs, X=4 * P.limbs, load=P.load, store=P.store, aff_neg=P.aff_neg,
+                    xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed, add=P.xyzz_add, dbl=P.xyzz_dbl)
+    return (cpu_kernel(specialize(sum_of_ones, f"sum_of_ones_{name}_cpu", **formulas), parallel=True),
+            cpu_kernel(specialize(bucket_shares, f"bucket_shares_{name}_cpu", **formulas), parallel=True),
+            cpu_kernel(specialize(combine_shares, f"combine_shares_{name}_cpu", **formulas)))
 
 
-WINDOW_SUMS = {curve.name: _window_sums_kernel(curve) for curve in (G1, G2)}
+KERNELS = {curve.name: _kernels(curve) for curve in (G1, G2)}
 
 
 def cpu_msm(curve: CurveParams, bases: np.ndarray, scalars: np.ndarray, montgomery: bool, c: int,
             sums: np.ndarray) -> np.ndarray:
     """sums (4L, windows) <- the XYZZ window sums of the MSM of (2L, >= n) affine bases and
     (8, n) scalars (numpy arrays; Montgomery form if ``montgomery``), window c bits."""
-    WINDOW_SUMS[curve.name](bases, scalars, bool(montgomery), c, sums)
+    ones_kernel, shares_kernel, combine_kernel = KERNELS[curve.name]
+    windows, threads = sums.shape[1], get_num_threads()
+    digits, kinds = signed_digits_cpu(scalars, bool(montgomery), c, windows)
+    ones = np.empty(4 * point_ops(curve).limbs, dtype=np.uint32)
+    ones_kernel(bases, kinds, threads, ones)
+    slices = bucket_slices(windows, 1 << (c - 1), threads)
+    shares = np.empty((windows * slices, ones.shape[0]), dtype=np.uint32)
+    shares_kernel(bases, digits, c, slices, shares)
+    combine_kernel(shares, ones, slices, sums)
     return sums
