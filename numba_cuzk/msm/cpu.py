@@ -9,25 +9,27 @@ when the windows are few or the scalars skewed:
 2. Scalars 1: their bases summed in ``threads`` chunks of points (mixed additions). In
    the bucket pass they would all land in window 0's first bucket, one task's work.
 3. Buckets: tasks of (window, slice of its 2^(c-1) buckets), ``slices`` per window so
-   that there are at least ``TASKS_PER_THREAD`` per thread. A task scans its window's
-   digits, adds the bases of its buckets into its own table (one bucket = 4L contiguous
-   limbs: 3 cache lines for G1, where the (4L, buckets) layout touched 4L), and reduces
-   them by running sums: for buckets lo..hi-1, total = sum (b - lo + 1) B_b and
-   acc = sum B_b, so its share of the window sum is total + lo * acc (lo < 2^(c-1):
-   ~c doublings and additions).
+   that there are at least ``TASKS_PER_THREAD`` per thread. A task sorts its buckets'
+   bases together and sums each bucket in affine coordinates with batched inversions
+   (batch_affine.py), then reduces them by running sums: for buckets lo..hi-1,
+   total = sum (b - lo + 1) B_b and acc = sum B_b, so its share of the window sum is
+   total + lo * acc (lo < 2^(c-1): ~c doublings and additions).
 A window's sum is then its slices' shares (and, for window 0, the sum of the 1s).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import get_num_threads, prange
+from numba import get_num_threads, njit, prange
 
 from numba_cuzk.curve.params import G1, G2, CurveParams
-from numba_cuzk.curve.points import point_ops
+from numba_cuzk.curve.points import field_ops, point_ops
+from numba_cuzk.curve.target import field_call
+from numba_cuzk.field.mont import device
 from numba_cuzk.field.scalars import N, load_scalar
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.kernel_cache import cpu_kernel, specialize
+from numba_cuzk.msm import batch_affine
 from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, scalar_kind, signed_digit
 
 TASKS_PER_THREAD = 2  # bucket tasks per thread: windows cost alike, so few suffice
@@ -73,43 +75,6 @@ def sum_of_ones(bases, kinds, chunks, out):
         add(out, out, parts[t])
 
 
-def bucket_shares(bases, digits, c, slices, shares):
-    """Template (A, X, load, aff_neg, xyzz_set_identity, add_mixed, add, dbl bound per
-    curve): shares[w * slices + s] (4L,) <- bucket slice s's share of window w's sum."""
-    n = digits.shape[1]
-    buckets = 1 << (c - 1)
-    width = -(-buckets // slices)
-    for task in prange(shares.shape[0]):
-        w, lo = task // slices, (task % slices) * width
-        hi = min(buckets, lo + width)
-        table = np.empty((max(hi - lo, 1), X), dtype=np.uint32)
-        for b in range(hi - lo):
-            xyzz_set_identity(table[b])
-        pt = local_u32(A)
-        for i in range(n):
-            d = digits[w, i]
-            b = abs(d) - 1 - lo
-            if d != 0 and 0 <= b < hi - lo:
-                load(pt, bases, i, 2)
-                if d < 0:
-                    aff_neg(pt, pt)
-                add_mixed(table[b], table[b], pt)
-        acc = local_u32(X)
-        total = local_u32(X)
-        xyzz_set_identity(acc)
-        xyzz_set_identity(total)
-        for b in range(hi - lo - 1, -1, -1):  # total = sum (b - lo + 1) B_b, acc = sum B_b
-            add(acc, acc, table[b])
-            add(total, total, acc)
-        offset = table[0]  # lo * acc, double and add (lo < 2^(c-1) <= 2^21)
-        xyzz_set_identity(offset)
-        for bit in range(21, -1, -1):
-            dbl(offset, offset)
-            if (lo >> bit) & 1:
-                add(offset, offset, acc)
-        add(shares[task], total, offset)
-
-
 def combine_shares(shares, ones, slices, sums):
     """Template (X, store, xyzz_set_identity, add bound per curve): sums[:, w] <- the sum
     of window w's slice shares (and, for window 0, of the 1s)."""
@@ -124,13 +89,20 @@ def combine_shares(shares, ones, slices, sums):
 
 
 def _kernels(curve: CurveParams) -> tuple:
-    P = point_ops(curve)
-    name = curve.name.lower()
-    formulas = dict(A=2 * P.limbs, X=4 * P.limbs, load=P.load, store=P.store, aff_neg=P.aff_neg,
-                    xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed, add=P.xyzz_add, dbl=P.xyzz_dbl)
-    return (cpu_kernel(specialize(sum_of_ones, f"sum_of_ones_{name}_cpu", **formulas), parallel=True),
-            cpu_kernel(specialize(bucket_shares, f"bucket_shares_{name}_cpu", **formulas), parallel=True),
-            cpu_kernel(specialize(combine_shares, f"combine_shares_{name}_cpu", **formulas)))
+    P, F = point_ops(curve), field_ops(curve)
+    L, name = P.limbs, curve.name.lower()
+    bound = dict(L=L, A=2 * L, X=4 * L, load=P.load, store=P.store, aff_neg=P.aff_neg,
+                 aff_is_identity=P.aff_is_identity, aff_set_identity=P.aff_set_identity,
+                 xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed, add=P.xyzz_add, dbl=P.xyzz_dbl,
+                 f_copy=F.copy, f_set_one=F.set_one, f_is_zero=F.is_zero, f_eq=F.eq,
+                 **{f"f_{op}": field_call(getattr(F, op), 3, L) for op in ("mul", "add", "sub")},
+                 **{f"f_{op}": field_call(getattr(F, op), 2, L) for op in ("sqr", "dbl", "inv")})
+    for helper, jit in (("pair_denominator", device), ("pair_sum", njit), ("sort_by_bucket", njit),
+                        ("sum_buckets", njit)):
+        bound[helper] = jit(specialize(getattr(batch_affine, helper), f"{helper}_{name}_cpu", **bound))
+    return (cpu_kernel(specialize(sum_of_ones, f"sum_of_ones_{name}_cpu", **bound), parallel=True),
+            cpu_kernel(specialize(batch_affine.bucket_shares, f"bucket_shares_{name}_cpu", **bound), parallel=True),
+            cpu_kernel(specialize(combine_shares, f"combine_shares_{name}_cpu", **bound)))
 
 
 KERNELS = {curve.name: _kernels(curve) for curve in (G1, G2)}

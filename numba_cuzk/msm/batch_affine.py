@@ -1,0 +1,176 @@
+"""The CPU backend's bucket pass in affine coordinates with batched inversions.
+
+Why: an XYZZ mixed addition costs 8M + 2S. An affine addition is
+lambda = (y2 - y1) / (x2 - x1), x3 = lambda^2 - x1 - x2, y3 = lambda (x1 - x3) - y1:
+2M + 1S and one inversion, and Montgomery's trick shares one inversion among a batch
+of independent additions for 3M each: 5M + 1S per addition (G1 measured in
+bench/NOTES.md). Additions of one batch must not depend on each other, so each bucket's
+points are first sorted together (counting sort by bucket) and then summed as a tree:
+each round adds pairs (0, 1), (2, 3), ... of every bucket at once, halving every
+bucket's count, until each bucket holds one point (log2 of the largest bucket rounds;
+a giant bucket of equal digits is no special case).
+
+Special pairs take no part in the batch's product (their denominator reads as 1): an
+identity (0, 0) on either side (identity bases, or a pair that cancelled), equal x
+(P + P doubles, with its own inversion; P + (-P) gives the identity). Points are rows
+of 2L contiguous limbs (x, y), Montgomery form.
+
+Templates (``kernel_cache.specialize`` binds, per curve: L, A = 2L, the field functions
+f_mul, f_sqr, f_add, f_sub, f_dbl, f_inv (curve/target.field_call), f_copy, f_set_one,
+f_is_zero, f_eq, X = 4L and the point functions aff_neg, aff_is_identity, aff_set_identity,
+xyzz_set_identity, add_mixed, add, dbl).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from numba_cuzk.field.target import local_u32
+
+
+def pair_denominator(out, p, q):
+    """Template: out = x_q - x_p, or 1 for a special pair (see the module docstring);
+    returns whether the pair is special."""
+    special = aff_is_identity(p) or aff_is_identity(q) or f_eq(p[:L], q[:L])
+    if special:
+        f_set_one(out)
+    else:
+        f_sub(out, q[:L], p[:L])
+    return special
+
+
+def pair_sum(out, p, q, inverse):
+    """Template: out = p + q (affine; out must not alias p or q), ``inverse`` = 1/(x_q - x_p)
+    for an ordinary pair."""
+    lam = local_u32(L)
+    t = local_u32(L)
+    if aff_is_identity(p):
+        f_copy(out[:L], q[:L])
+        f_copy(out[L:A], q[L:A])
+        return
+    if aff_is_identity(q) or f_eq(p[:L], q[:L]) and not f_eq(p[L:A], q[L:A]):
+        if aff_is_identity(q):
+            f_copy(out[:L], p[:L])
+            f_copy(out[L:A], p[L:A])
+        else:
+            aff_set_identity(out)  # P + (-P)
+        return
+    if f_eq(p[:L], q[:L]):  # P + P: lambda = 3 x^2 / (2 y); y != 0 in both groups
+        f_sqr(lam, p[:L])
+        f_dbl(t, lam)
+        f_add(lam, t, lam)
+        f_dbl(t, p[L:A])
+        f_inv(t, t)
+        f_mul(lam, lam, t)
+    else:
+        f_sub(lam, q[L:A], p[L:A])
+        f_mul(lam, lam, inverse)
+    f_sqr(t, lam)
+    f_sub(t, t, p[:L])
+    f_sub(out[:L], t, q[:L])  # x3
+    f_sub(t, p[:L], out[:L])
+    f_mul(t, lam, t)
+    f_sub(out[L:A], t, p[L:A])  # y3
+
+
+def sort_by_bucket(bases, digits, w, lo, hi):
+    """Template: (points, start): the bases of window w's digits in buckets lo..hi-1
+    (bucket |d| - 1, negated for d < 0) as (m, 2L) rows, bucket b's at rows
+    start[b] .. start[b + 1] - 1."""
+    n = digits.shape[1]
+    width = hi - lo
+    start = np.zeros(width + 1, dtype=np.int64)
+    for i in range(n):
+        d = digits[w, i]
+        b = abs(d) - 1 - lo
+        if d != 0 and 0 <= b < width:
+            start[b + 1] += 1
+    for b in range(width):
+        start[b + 1] += start[b]
+    points = np.empty((max(start[width], 1), A), dtype=np.uint32)
+    fill = start[:width].copy()
+    for i in range(n):
+        d = digits[w, i]
+        b = abs(d) - 1 - lo
+        if d != 0 and 0 <= b < width:
+            row = points[fill[b]]
+            for j in range(A):
+                row[j] = bases[j, i]
+            if d < 0:
+                aff_neg(row, row)
+            fill[b] += 1
+    return points, start
+
+
+def sum_buckets(points, start, count, inverses):
+    """Template: one round: every bucket's pairs (0, 1), (2, 3), ... added at once with one
+    inversion; bucket b's count[b] points (at rows start[b]..) become ceil(count[b] / 2).
+    Returns the number of pairs added (0: every bucket holds at most one point)."""
+    width = count.shape[0]
+    acc = local_u32(L)
+    dx = local_u32(L)
+    f_set_one(acc)
+    k = 0
+    for b in range(width):  # inverses[k] = prod of the denominators before pair k
+        for j in range(count[b] // 2):
+            s = start[b] + 2 * j
+            f_copy(inverses[k], acc)
+            if not pair_denominator(dx, points[s], points[s + 1]):
+                f_mul(acc, acc, dx)
+            k += 1
+    if k == 0:
+        return 0
+    f_inv(acc, acc)
+    pairs = k
+    for b in range(width - 1, -1, -1):  # inverses[k] = 1 / denominator k
+        for j in range(count[b] // 2 - 1, -1, -1):
+            k -= 1
+            s = start[b] + 2 * j
+            f_mul(inverses[k], inverses[k], acc)
+            if not pair_denominator(dx, points[s], points[s + 1]):
+                f_mul(acc, acc, dx)
+    out = local_u32(A)
+    for b in range(width):  # pair j's sum to row j: rows 2j, 2j+1 >= j are still unread
+        s = start[b]
+        for j in range(count[b] // 2):
+            pair_sum(out, points[s + 2 * j], points[s + 2 * j + 1], inverses[k])
+            f_copy(points[s + j][:L], out[:L])
+            f_copy(points[s + j][L:A], out[L:A])
+            k += 1
+        if count[b] & 1:
+            last = points[s + count[b] - 1]
+            f_copy(points[s + count[b] // 2][:L], last[:L])
+            f_copy(points[s + count[b] // 2][L:A], last[L:A])
+        count[b] = (count[b] + 1) // 2
+    return pairs
+
+
+def bucket_shares(bases, digits, c, slices, shares):
+    """Template: shares[w * slices + s] (4L,) XYZZ <- bucket slice s's share of window w's
+    sum: for buckets lo..hi-1, total = sum (b - lo + 1) B_b by running sums, plus lo * sum B_b."""
+    buckets = 1 << (c - 1)
+    width = -(-buckets // slices)
+    for task in prange(shares.shape[0]):
+        w, lo = task // slices, (task % slices) * width
+        hi = min(buckets, lo + width)
+        points, start = sort_by_bucket(bases, digits, w, lo, hi)
+        count = start[1:] - start[:-1]
+        inverses = np.empty((max(points.shape[0] // 2, 1), L), dtype=np.uint32)
+        while sum_buckets(points, start, count, inverses) > 0:
+            pass
+        acc = local_u32(X)
+        total = local_u32(X)
+        xyzz_set_identity(acc)
+        xyzz_set_identity(total)
+        for b in range(hi - lo - 1, -1, -1):
+            if count[b] == 1:
+                add_mixed(acc, acc, points[start[b]])
+            add(total, total, acc)
+        offset = local_u32(X)  # lo * acc, double and add (lo < 2^(c-1) <= 2^21)
+        xyzz_set_identity(offset)
+        for bit in range(21, -1, -1):
+            dbl(offset, offset)
+            if (lo >> bit) & 1:
+                add(offset, offset, acc)
+        add(shares[task], total, offset)
