@@ -30,14 +30,11 @@ from numba_cuzk.field.target import local_u32
 
 
 def pair_denominator(out, p, q):
-    """Template: out = x_q - x_p, or 1 for a special pair (see the module docstring);
-    returns whether the pair is special."""
-    special = aff_is_identity(p) or aff_is_identity(q) or f_eq(p[:L], q[:L])
-    if special:
+    """Template: out = x_q - x_p, or 1 for a special pair (see the module docstring)."""
+    if aff_is_identity(p) or aff_is_identity(q) or f_eq(p[:L], q[:L]):
         f_set_one(out)
     else:
         f_sub(out, q[:L], p[:L])
-    return special
 
 
 def pair_sum(out, p, q, inverse):
@@ -75,8 +72,8 @@ def pair_sum(out, p, q, inverse):
 
 
 def sort_by_bucket(bases, digits, w, lo, hi):
-    """Template: (points, start): the bases of window w's digits in buckets lo..hi-1
-    (bucket |d| - 1, negated for d < 0) as (m, 2L) rows, bucket b's at rows
+    """Template: (points, start): the bases ((n, 2L) rows) of window w's digits in buckets
+    lo..hi-1 (bucket |d| - 1, negated for d < 0) as (m, 2L) rows, bucket b's at rows
     start[b] .. start[b + 1] - 1."""
     n = digits.shape[1]
     width = hi - lo
@@ -96,41 +93,37 @@ def sort_by_bucket(bases, digits, w, lo, hi):
         if d != 0 and 0 <= b < width:
             row = points[fill[b]]
             for j in range(A):
-                row[j] = bases[j, i]
+                row[j] = bases[i, j]
             if d < 0:
                 aff_neg(row, row)
             fill[b] += 1
     return points, start
 
 
-def sum_buckets(points, start, count, inverses):
+def sum_buckets(points, start, count, inverses, denominators):
     """Template: one round: every bucket's pairs (0, 1), (2, 3), ... added at once with one
     inversion; bucket b's count[b] points (at rows start[b]..) become ceil(count[b] / 2).
     Returns the number of pairs added (0: every bucket holds at most one point)."""
     width = count.shape[0]
     acc = local_u32(L)
-    dx = local_u32(L)
     f_set_one(acc)
     k = 0
-    for b in range(width):  # inverses[k] = prod of the denominators before pair k
+    for b in range(width):  # inverses[k] = product of the denominators before pair k
         for j in range(count[b] // 2):
             s = start[b] + 2 * j
             f_copy(inverses[k], acc)
-            if not pair_denominator(dx, points[s], points[s + 1]):
-                f_mul(acc, acc, dx)
+            pair_denominator(denominators[k], points[s], points[s + 1])
+            f_mul(acc, acc, denominators[k])
             k += 1
     if k == 0:
         return 0
     f_inv(acc, acc)
     pairs = k
-    for b in range(width - 1, -1, -1):  # inverses[k] = 1 / denominator k
-        for j in range(count[b] // 2 - 1, -1, -1):
-            k -= 1
-            s = start[b] + 2 * j
-            f_mul(inverses[k], inverses[k], acc)
-            if not pair_denominator(dx, points[s], points[s + 1]):
-                f_mul(acc, acc, dx)
+    for k in range(pairs - 1, -1, -1):  # inverses[k] = 1 / denominator k
+        f_mul(inverses[k], inverses[k], acc)
+        f_mul(acc, acc, denominators[k])
     out = local_u32(A)
+    k = 0
     for b in range(width):  # pair j's sum to row j: rows 2j, 2j+1 >= j are still unread
         s = start[b]
         for j in range(count[b] // 2):
@@ -147,7 +140,7 @@ def sum_buckets(points, start, count, inverses):
 
 
 def bucket_shares(bases, digits, c, slices, shares):
-    """Template: shares[w * slices + s] (4L,) XYZZ <- bucket slice s's share of window w's
+    """Template: bases (n, 2L) rows; shares[w * slices + s] (4L,) XYZZ <- bucket slice s's share of window w's
     sum: for buckets lo..hi-1, total = sum (b - lo + 1) B_b by running sums, plus lo * sum B_b."""
     buckets = 1 << (c - 1)
     width = -(-buckets // slices)
@@ -157,7 +150,8 @@ def bucket_shares(bases, digits, c, slices, shares):
         points, start = sort_by_bucket(bases, digits, w, lo, hi)
         count = start[1:] - start[:-1]
         inverses = np.empty((max(points.shape[0] // 2, 1), L), dtype=np.uint32)
-        while sum_buckets(points, start, count, inverses) > 0:
+        denominators = np.empty_like(inverses)
+        while sum_buckets(points, start, count, inverses, denominators) > 0:
             pass
         acc = local_u32(X)
         total = local_u32(X)

@@ -58,18 +58,16 @@ def signed_digits_cpu(scalars, montgomery, c, windows):
 
 
 def sum_of_ones(bases, kinds, chunks, out):
-    """Template (A, X, load, xyzz_set_identity, add_mixed, add bound per curve): out (4L,)
-    <- the XYZZ sum of the bases whose scalar is 1, in ``chunks`` parallel parts."""
+    """Template (X, xyzz_set_identity, add_mixed, add bound per curve): out (4L,) <- the
+    XYZZ sum of the bases ((n, 2L) rows) whose scalar is 1, in ``chunks`` parallel parts."""
     n = kinds.shape[0]
     parts = np.empty((chunks, X), dtype=np.uint32)
     size = -(-n // chunks)
     for t in prange(chunks):
-        pt = local_u32(A)
         xyzz_set_identity(parts[t])
         for i in range(t * size, min(n, (t + 1) * size)):
             if kinds[i] == KIND_ONE:
-                load(pt, bases, i, 2)
-                add_mixed(parts[t], parts[t], pt)
+                add_mixed(parts[t], parts[t], bases[i])
     xyzz_set_identity(out)
     for t in range(chunks):
         add(out, out, parts[t])
@@ -91,7 +89,7 @@ def combine_shares(shares, ones, slices, sums):
 def _kernels(curve: CurveParams) -> tuple:
     P, F = point_ops(curve), field_ops(curve)
     L, name = P.limbs, curve.name.lower()
-    bound = dict(L=L, A=2 * L, X=4 * L, load=P.load, store=P.store, aff_neg=P.aff_neg,
+    bound = dict(L=L, A=2 * L, X=4 * L, store=P.store, aff_neg=P.aff_neg,
                  aff_is_identity=P.aff_is_identity, aff_set_identity=P.aff_set_identity,
                  xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed, add=P.xyzz_add, dbl=P.xyzz_dbl,
                  f_copy=F.copy, f_set_one=F.set_one, f_is_zero=F.is_zero, f_eq=F.eq,
@@ -115,10 +113,11 @@ def cpu_msm(curve: CurveParams, bases: np.ndarray, scalars: np.ndarray, montgome
     ones_kernel, shares_kernel, combine_kernel = KERNELS[curve.name]
     windows, threads = sums.shape[1], get_num_threads()
     digits, kinds = signed_digits_cpu(scalars, bool(montgomery), c, windows)
+    rows = np.ascontiguousarray(bases[:, :scalars.shape[1]].T)  # a point's limbs in one row: each is read per window
     ones = np.empty(4 * point_ops(curve).limbs, dtype=np.uint32)
-    ones_kernel(bases, kinds, threads, ones)
+    ones_kernel(rows, kinds, threads, ones)
     slices = bucket_slices(windows, 1 << (c - 1), threads)
     shares = np.empty((windows * slices, ones.shape[0]), dtype=np.uint32)
-    shares_kernel(bases, digits, c, slices, shares)
+    shares_kernel(rows, digits, c, slices, shares)
     combine_kernel(shares, ones, slices, sums)
     return sums
