@@ -18,7 +18,7 @@ of 2L contiguous limbs (x, y), Montgomery form.
 Templates (``kernel_cache.specialize`` binds, per curve: L, A = 2L, the field functions
 f_mul, f_sqr, f_add, f_sub, f_dbl, f_inv (curve/target.field_call), f_copy, f_set_one,
 f_is_zero, f_eq, X = 4L and the point functions aff_neg, aff_is_identity, aff_set_identity,
-xyzz_set_identity, add_mixed, add, dbl).
+xyzz_set_identity, xyzz_is_identity, add_mixed, add, dbl).
 """
 
 from __future__ import annotations
@@ -140,8 +140,9 @@ def sum_buckets(points, start, count, inverses, denominators):
 
 
 def bucket_shares(bases, digits, c, slices, shares):
-    """Template: bases (n, 2L) rows; shares[w * slices + s] (4L,) XYZZ <- bucket slice s's share of window w's
-    sum: for buckets lo..hi-1, total = sum (b - lo + 1) B_b by running sums, plus lo * sum B_b."""
+    """Template: bases (n, 2L) rows; shares[w * slices + s] (4L,) XYZZ <- bucket slice s's
+    share of window w's sum: for buckets lo..hi-1, total = sum (b - lo + 1) B_b by running
+    sums (runs of empty buckets as one multiple), plus lo * sum B_b."""
     buckets = 1 << (c - 1)
     width = -(-buckets // slices)
     for task in prange(shares.shape[0]):
@@ -155,16 +156,37 @@ def bucket_shares(bases, digits, c, slices, shares):
             pass
         acc = local_u32(X)
         total = local_u32(X)
+        scratch = local_u32(X)
         xyzz_set_identity(acc)
         xyzz_set_identity(total)
+        gap = 0  # buckets since acc last changed, each owing total += acc
         for b in range(hi - lo - 1, -1, -1):
             if count[b] == 1:
+                add_multiple(total, acc, gap, scratch)
                 add_mixed(acc, acc, points[start[b]])
-            add(total, total, acc)
-        offset = local_u32(X)  # lo * acc, double and add (lo < 2^(c-1) <= 2^21)
-        xyzz_set_identity(offset)
-        for bit in range(21, -1, -1):
-            dbl(offset, offset)
-            if (lo >> bit) & 1:
-                add(offset, offset, acc)
-        add(shares[task], total, offset)
+                gap = 0
+            gap += 1
+        add_multiple(total, acc, gap, scratch)
+        add_multiple(total, acc, lo, scratch)
+        for j in range(X):
+            shares[task, j] = total[j]
+
+
+def add_multiple(total, p, k, scratch):
+    """Template: total += k p (XYZZ, k >= 0; double and add in scratch, so a run of k
+    empty buckets costs ~2 log2(k) additions instead of k)."""
+    if k == 0 or xyzz_is_identity(p):
+        return
+    if k == 1:
+        add(total, total, p)
+        return
+    top = 0
+    while k >> (top + 1):
+        top += 1
+    for j in range(X):
+        scratch[j] = p[j]
+    for bit in range(top - 1, -1, -1):
+        dbl(scratch, scratch)
+        if (k >> bit) & 1:
+            add(scratch, scratch, p)
+    add(total, total, scratch)

@@ -30,7 +30,7 @@ from numba_cuzk.field.scalars import N, load_scalar
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.kernel_cache import cpu_kernel, specialize
 from numba_cuzk.msm import batch_affine
-from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, scalar_kind, signed_digit
+from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, KIND_ZERO, scalar_kind, signed_digit
 
 TASKS_PER_THREAD = 2  # bucket tasks per thread: windows cost alike, so few suffice
 
@@ -41,16 +41,20 @@ def bucket_slices(windows: int, buckets: int, threads: int) -> int:
 
 
 @cpu_kernel(parallel=True)
-def signed_digits_cpu(scalars, montgomery, c, windows):
+def signed_digits_cpu(scalars, bases, montgomery, c, windows):
     """(windows, n) int32 digits of (8, n) scalars (0 for scalars 0 and 1) and their (n,)
-    uint8 kinds (digits.KIND_*)."""
+    uint8 kinds (digits.KIND_*; KIND_ZERO where the base, a row of ``bases``, is the
+    identity: a Groth16 B query is mostly identity points)."""
     n = scalars.shape[1]
     digits = np.empty((windows, n), dtype=np.int32)
     kinds = np.empty(n, dtype=np.uint8)
     for i in prange(n):
         k = local_u32(N)
         load_scalar(k, scalars, i, montgomery)
-        kind = scalar_kind(k)
+        limbs = np.uint32(0)
+        for j in range(bases.shape[1]):
+            limbs |= bases[i, j]
+        kind = scalar_kind(k) if limbs != 0 else KIND_ZERO
         kinds[i] = kind
         for w in range(windows):
             digits[w, i] = signed_digit(k, w, c) if kind == KIND_OTHER else 0
@@ -91,12 +95,13 @@ def _kernels(curve: CurveParams) -> tuple:
     L, name = P.limbs, curve.name.lower()
     bound = dict(L=L, A=2 * L, X=4 * L, store=P.store, aff_neg=P.aff_neg,
                  aff_is_identity=P.aff_is_identity, aff_set_identity=P.aff_set_identity,
-                 xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed, add=P.xyzz_add, dbl=P.xyzz_dbl,
+                 xyzz_set_identity=P.xyzz_set_identity,
+                 xyzz_is_identity=P.xyzz_is_identity, add_mixed=P.xyzz_add_mixed, add=P.xyzz_add, dbl=P.xyzz_dbl,
                  f_copy=F.copy, f_set_one=F.set_one, f_is_zero=F.is_zero, f_eq=F.eq,
                  **{f"f_{op}": field_call(getattr(F, op), 3, L) for op in ("mul", "add", "sub")},
                  **{f"f_{op}": field_call(getattr(F, op), 2, L) for op in ("sqr", "dbl", "inv")})
     for helper, jit in (("pair_denominator", device), ("pair_sum", njit), ("sort_by_bucket", njit),
-                        ("sum_buckets", njit)):
+                        ("sum_buckets", njit), ("add_multiple", njit)):
         bound[helper] = jit(specialize(getattr(batch_affine, helper), f"{helper}_{name}_cpu", **bound))
     return (cpu_kernel(specialize(sum_of_ones, f"sum_of_ones_{name}_cpu", **bound), parallel=True),
             cpu_kernel(specialize(batch_affine.bucket_shares, f"bucket_shares_{name}_cpu", **bound), parallel=True),
@@ -112,8 +117,8 @@ def cpu_msm(curve: CurveParams, bases: np.ndarray, scalars: np.ndarray, montgome
     (8, n) scalars (numpy arrays; Montgomery form if ``montgomery``), window c bits."""
     ones_kernel, shares_kernel, combine_kernel = KERNELS[curve.name]
     windows, threads = sums.shape[1], get_num_threads()
-    digits, kinds = signed_digits_cpu(scalars, bool(montgomery), c, windows)
     rows = np.ascontiguousarray(bases[:, :scalars.shape[1]].T)  # a point's limbs in one row: each is read per window
+    digits, kinds = signed_digits_cpu(scalars, rows, bool(montgomery), c, windows)
     ones = np.empty(4 * point_ops(curve).limbs, dtype=np.uint32)
     ones_kernel(rows, kinds, threads, ones)
     slices = bucket_slices(windows, 1 << (c - 1), threads)
