@@ -30,45 +30,56 @@ from numba_cuzk.field.target import local_u32
 
 
 def pair_denominator(out, p, q):
-    """Template: out = x_q - x_p, or 1 for a special pair (see the module docstring)."""
-    if aff_is_identity(p) or aff_is_identity(q) or f_eq(p[:L], q[:L]):
+    """Template: out = x_q - x_p, or 1 for a special pair (see the module docstring);
+    returns whether the pair is special."""
+    f_sub(out, q[:L], p[:L])
+    special = f_is_zero(out) or aff_is_identity(p) or aff_is_identity(q)
+    if special:
         f_set_one(out)
-    else:
-        f_sub(out, q[:L], p[:L])
+    return special
 
 
 def pair_sum(out, p, q, inverse):
-    """Template: out = p + q (affine; out must not alias p or q), ``inverse`` = 1/(x_q - x_p)
-    for an ordinary pair."""
+    """Template: out = p + q (affine; out must not alias p or q) for an ordinary pair,
+    ``inverse`` = 1/(x_q - x_p): lambda = (y_q - y_p) * inverse, 2M + 1S."""
     lam = local_u32(L)
     t = local_u32(L)
-    if aff_is_identity(p):
-        f_copy(out[:L], q[:L])
-        f_copy(out[L:A], q[L:A])
-        return
-    if aff_is_identity(q) or f_eq(p[:L], q[:L]) and not f_eq(p[L:A], q[L:A]):
-        if aff_is_identity(q):
-            f_copy(out[:L], p[:L])
-            f_copy(out[L:A], p[L:A])
-        else:
-            aff_set_identity(out)  # P + (-P)
-        return
-    if f_eq(p[:L], q[:L]):  # P + P: lambda = 3 x^2 / (2 y); y != 0 in both groups
-        f_sqr(lam, p[:L])
-        f_dbl(t, lam)
-        f_add(lam, t, lam)
-        f_dbl(t, p[L:A])
-        f_inv(t, t)
-        f_mul(lam, lam, t)
-    else:
-        f_sub(lam, q[L:A], p[L:A])
-        f_mul(lam, lam, inverse)
+    f_sub(lam, q[L:A], p[L:A])
+    f_mul(lam, lam, inverse)
     f_sqr(t, lam)
     f_sub(t, t, p[:L])
     f_sub(out[:L], t, q[:L])  # x3
     f_sub(t, p[:L], out[:L])
     f_mul(t, lam, t)
     f_sub(out[L:A], t, p[L:A])  # y3
+
+
+def special_sum(out, p, q):
+    """Template: out = p + q for a special pair: an identity on either side, P + (-P), or
+    P + P (lambda = 3 x^2 / (2 y) with its own inversion; y != 0 in both groups)."""
+    if aff_is_identity(p) or aff_is_identity(q):
+        src = q if aff_is_identity(p) else p
+        f_copy(out[:L], src[:L])
+        f_copy(out[L:A], src[L:A])
+        return
+    if not f_eq(p[L:A], q[L:A]):
+        aff_set_identity(out)
+        return
+    t = local_u32(L)
+    f_dbl(t, p[L:A])
+    f_inv(t, t)
+    lam = local_u32(L)
+    f_sqr(lam, p[:L])
+    f_mul(lam, lam, t)
+    f_dbl(t, lam)
+    f_add(t, t, lam)  # 3 x^2 / (2 y)
+    # pair_sum's slope is (y_q - y_p) * inverse: with q = (x, y + 1) and inverse = 3x^2/(2y)
+    # it is the tangent's, and its x3, y3 are the doubling's
+    point = local_u32(A)
+    f_copy(point[:L], q[:L])
+    f_set_one(lam)
+    f_add(point[L:A], p[L:A], lam)
+    pair_sum(out, p, point, t)
 
 
 def sort_by_bucket(bases, digits, w, lo, hi):
@@ -100,7 +111,7 @@ def sort_by_bucket(bases, digits, w, lo, hi):
     return points, start
 
 
-def sum_buckets(points, start, count, inverses, denominators):
+def sum_buckets(points, start, count, inverses, denominators, specials):
     """Template: one round: every bucket's pairs (0, 1), (2, 3), ... added at once with one
     inversion; bucket b's count[b] points (at rows start[b]..) become ceil(count[b] / 2).
     Returns the number of pairs added (0: every bucket holds at most one point)."""
@@ -112,7 +123,7 @@ def sum_buckets(points, start, count, inverses, denominators):
         for j in range(count[b] // 2):
             s = start[b] + 2 * j
             f_copy(inverses[k], acc)
-            pair_denominator(denominators[k], points[s], points[s + 1])
+            specials[k] = pair_denominator(denominators[k], points[s], points[s + 1])
             f_mul(acc, acc, denominators[k])
             k += 1
     if k == 0:
@@ -127,7 +138,10 @@ def sum_buckets(points, start, count, inverses, denominators):
     for b in range(width):  # pair j's sum to row j: rows 2j, 2j+1 >= j are still unread
         s = start[b]
         for j in range(count[b] // 2):
-            pair_sum(out, points[s + 2 * j], points[s + 2 * j + 1], inverses[k])
+            if specials[k]:
+                special_sum(out, points[s + 2 * j], points[s + 2 * j + 1])
+            else:
+                pair_sum(out, points[s + 2 * j], points[s + 2 * j + 1], inverses[k])
             f_copy(points[s + j][:L], out[:L])
             f_copy(points[s + j][L:A], out[L:A])
             k += 1
@@ -152,7 +166,8 @@ def bucket_shares(bases, digits, c, slices, shares):
         count = start[1:] - start[:-1]
         inverses = np.empty((max(points.shape[0] // 2, 1), L), dtype=np.uint32)
         denominators = np.empty_like(inverses)
-        while sum_buckets(points, start, count, inverses, denominators) > 0:
+        specials = np.empty(inverses.shape[0], dtype=np.bool_)
+        while sum_buckets(points, start, count, inverses, denominators, specials) > 0:
             pass
         acc = local_u32(X)
         total = local_u32(X)

@@ -100,8 +100,8 @@ def _kernels(curve: CurveParams) -> tuple:
                  f_copy=F.copy, f_set_one=F.set_one, f_is_zero=F.is_zero, f_eq=F.eq,
                  **{f"f_{op}": field_call(getattr(F, op), 3, L) for op in ("mul", "add", "sub")},
                  **{f"f_{op}": field_call(getattr(F, op), 2, L) for op in ("sqr", "dbl", "inv")})
-    for helper, jit in (("pair_denominator", device), ("pair_sum", njit), ("sort_by_bucket", njit),
-                        ("sum_buckets", njit), ("add_multiple", njit)):
+    for helper, jit in (("pair_denominator", device), ("pair_sum", device), ("special_sum", njit),
+                        ("sort_by_bucket", njit), ("sum_buckets", njit), ("add_multiple", njit)):
         bound[helper] = jit(specialize(getattr(batch_affine, helper), f"{helper}_{name}_cpu", **bound))
     return (cpu_kernel(specialize(sum_of_ones, f"sum_of_ones_{name}_cpu", **bound), parallel=True),
             cpu_kernel(specialize(batch_affine.bucket_shares, f"bucket_shares_{name}_cpu", **bound), parallel=True),
