@@ -77,7 +77,7 @@ class PrimeFieldOps(FieldOps):
     """FieldOps of a prime field, plus: to_mont(out, a), from_mont(out, a), pow(out, a, e)
     with e canonical uint32 limbs (Fermat: inv = pow(a, p - 2)), reduce_once(out, t)
     (t - p if t >= p, for any t < 2p, e.g. a 256-bit scalar into Fr), and the portable
-    mul_cios/sqr_cios that mul/sqr replace on CUDA (kept for benchmarks)."""
+    mul_cios/sqr_cios that mul/sqr replace on CUDA and the CPU (kept for benchmarks)."""
 
     params: FieldParams
     reduce_once: Callable
