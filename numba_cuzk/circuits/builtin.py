@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from numba import njit
 
 from numba_cuzk.field.codec import from_montgomery, to_limbs, to_montgomery
 from numba_cuzk.field.mont import fr_ops
@@ -31,6 +30,7 @@ from numba_cuzk.field.params import FR
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
 from numba_cuzk.groth16.memory import KeyShape
+from numba_cuzk.kernel_cache import cpu_kernel
 
 ONE_WIRE = 0
 HASH_ROUNDS = 4  # full rounds of merkle_path's hash
@@ -151,7 +151,7 @@ def mimc_constraints(rounds: int) -> int:
     return SBOX_CONSTRAINTS * rounds
 
 
-@njit
+@cpu_kernel(symbols=False)
 def _mimc_trace(witness, x_wires, x2_wires, x4_wires, constants):
     """x_{i+1} = (x_i + c_i)^5 in Montgomery form, reading x_0 from and writing every
     wire into ``witness`` (8, n_wires); constants (8, rounds) Montgomery."""
@@ -202,7 +202,7 @@ def merkle_constraints(depth: int, width: int) -> int:
     return depth * (2 + SBOX_CONSTRAINTS * HASH_ROUNDS * width) + 1
 
 
-@njit
+@cpu_kernel(symbols=False)
 def _merkle_trace(witness, leaf_wire, sib_wires, bits, bit_wires, left_wires, x2_wires, x4_wires, x5_wires,
                   constants):
     """The path's values in Montgomery form, into ``witness`` (8, n_wires), which holds the

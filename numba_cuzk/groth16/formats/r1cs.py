@@ -16,12 +16,12 @@ one compiled pass over the counts finds it, and numpy gathers the terms.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from numba_cuzk.field import codec
 from numba_cuzk.field.params import FR
 from numba_cuzk.groth16.formats.binfile import BinFile, FileKind, PathLike, prime_header, u32, u64, write_binfile
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
+from numba_cuzk.kernel_cache import cpu_kernel
 
 R1CS_FILE = FileKind("r1cs", 1, {1: "header", 2: "constraints", 3: "wire2label", 4: "custom gates list",
                                  5: "custom gates uses"})
@@ -64,7 +64,7 @@ def write_r1cs(path: PathLike, r1cs: R1CS) -> None:
                                        (3, [np.arange(n, dtype="<u8")])])
 
 
-@njit(cache=False)
+@cpu_kernel(symbols=False)
 def _scan(words: np.ndarray, n_combinations: int, term_words: int):
     """Word index of each linear combination's count, then the index of the first one
     that runs past the end (-1 if none) and the word where the last one ended."""
