@@ -7,6 +7,8 @@ from the presence of an NVIDIA device node rather than by asking Numba.
 import os
 import warnings
 
+import pytest
+
 if not os.path.exists("/dev/nvidia0") and "NUMBA_ENABLE_CUDASIM" not in os.environ:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
@@ -16,3 +18,14 @@ import numba_cuzk  # noqa: E402,F401  (applies numba_cuzk/_compat.py first)
 from numba import config  # noqa: E402
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
+
+IN_CI = os.environ.get("CI") == "true"  # set by CI services (GitHub, GitLab, ...); .ci/run honours it too
+
+
+def outside_judge_missing(reason: str) -> None:
+    """circom/snarkjs (the outside judge of our files) are not installed: under CI=true the
+    test fails, so that CI cannot pass without them; elsewhere it skips, loudly."""
+    message = f"circom/snarkjs interop NOT TESTED: {reason}"
+    if IN_CI:
+        pytest.fail(f"CI=true: {message}", pytrace=False)
+    pytest.skip(message)

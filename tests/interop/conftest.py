@@ -1,6 +1,7 @@
-"""Fixtures of the interop tests: the Node tools (the tests skip LOUDLY without them),
-one powers of tau shared by every test and cached on disk, circom circuits compiled and
-set up by snarkjs once per session, and the numba-cuzk CLI."""
+"""Fixtures of the interop tests: the Node tools (without them the tests skip LOUDLY, and
+fail under CI=true: tests/conftest.py), one powers of tau shared by every test and cached
+on disk, circom circuits compiled and set up by snarkjs once per session, and the
+numba-cuzk CLI."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from numba_cuzk.cli import app
+from tests.conftest import IN_CI, outside_judge_missing
 from tests.interop.node import REPO, NodeTools
 
 PTAU_POWER = 7  # the largest test circuit's domain (over_power: 2^7); a ptau of 2^p sets up domains <= 2^p
@@ -65,7 +67,7 @@ def tools() -> NodeTools:
     found = NodeTools.find()
     if isinstance(found, str):
         _absent.append(found)
-        pytest.skip(f"interop with circom and snarkjs NOT TESTED: {found}")
+        outside_judge_missing(found)
     return found
 
 
@@ -102,6 +104,7 @@ def circom(request, tools: NodeTools, ptau: Path, tmp_path_factory) -> CircomBui
 
 def pytest_terminal_summary(terminalreporter) -> None:
     if _absent:
-        terminalreporter.write_sep("!", "circom/snarkjs interop tests SKIPPED: the outside judge did not run",
+        verdict = "FAILED (CI=true)" if IN_CI else "SKIPPED"
+        terminalreporter.write_sep("!", f"circom/snarkjs interop tests {verdict}: the outside judge did not run",
                                    red=True, bold=True)
         terminalreporter.write_line(_absent[0])
