@@ -1,6 +1,6 @@
 """snarkjs/circom formats: round trips, the zkey's R^2 coefficients, every header and
-section error naming its section, point checks, fuzzed readers, and (when a snarkjs CLI
-is on PATH or in $SNARKJS) files written by snarkjs itself."""
+section error naming its section, point checks, and (when a snarkjs CLI is on PATH or in
+$SNARKJS) files written by snarkjs itself. The fuzzed readers: test_formats_fuzz.py."""
 
 from __future__ import annotations
 
@@ -14,9 +14,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 from numba import cuda
-from hypothesis import strategies as st
 
 from numba_cuzk.curve import layout
 from numba_cuzk.curve.params import G1, G2
@@ -33,7 +31,6 @@ from tests.conftest import SIMULATOR, outside_judge_missing
 
 R, Q = FR.modulus, FQ.modulus
 R_MONT = 1 << 256  # Fr's Montgomery R
-FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 # --- builders -------------------------------------------------------------------------
@@ -303,29 +300,6 @@ def test_zkey_bulk_point_check(key, tmp_path, monkeypatch, device):
         assert_keys_equal(key, good)
 
 
-@FUZZ
-@given(data=st.data())
-def test_zkey_fuzz(zkey_bytes, tmp_path, data):
-    _fuzz(read_zkey, zkey_bytes, tmp_path, data)
-
-
-def _fuzz(reader, original: bytes, tmp_path, data) -> None:
-    """Truncation or byte flips: the reader returns or raises ValueError, nothing else.
-    Positions come from a seeded Random, spread over the whole file (hypothesis's own
-    integers favour the first bytes, the magic and header)."""
-    rnd = data.draw(st.randoms(use_true_random=False), label="positions")
-    blob = bytearray(original)
-    if data.draw(st.booleans(), label="truncate"):
-        blob = blob[:rnd.randrange(len(blob))]
-    for _ in range(data.draw(st.integers(1, 3), label="flips")):
-        if blob:
-            blob[rnd.randrange(len(blob))] ^= rnd.randrange(1, 256)
-    try:
-        read_bytes_with(reader, bytes(blob), tmp_path)
-    except ValueError:
-        pass
-
-
 # --- r1cs -----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -404,12 +378,6 @@ def test_r1cs_defects_name_the_section(r1cs_bytes, tmp_path, edit, message):
         read_bytes_with(read_r1cs, edit(r1cs_bytes), tmp_path)
 
 
-@FUZZ
-@given(data=st.data())
-def test_r1cs_fuzz(r1cs_bytes, tmp_path, data):
-    _fuzz(read_r1cs, r1cs_bytes, tmp_path, data)
-
-
 # --- wtns -----------------------------------------------------------------------------
 
 WITNESS = [1, 0, R - 1, 12345, 2**200]
@@ -444,13 +412,6 @@ def test_wtns_defects(tmp_path, edit, message):
 def test_wtns_write_refuses_noncanonical(tmp_path):
     with pytest.raises(ValueError, match="witness: value 0 is not reduced"):
         write_wtns(tmp_path / "w.wtns", np.array(FR.modulus_limbs, dtype=np.uint32).reshape(FR.limbs, 1))
-
-
-@FUZZ
-@given(data=st.data())
-def test_wtns_fuzz(tmp_path, data):
-    write_wtns(tmp_path / "orig.wtns", codec.to_limbs(WITNESS, FR))
-    _fuzz(read_wtns, (tmp_path / "orig.wtns").read_bytes(), tmp_path, data)
 
 
 # --- JSON -----------------------------------------------------------------------------
@@ -556,13 +517,6 @@ def test_vk_json_errors(key, tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(obj))
     with pytest.raises(ValueError, match="curve: missing"):
         read_vk_json(tmp_path / "bad.json")
-
-
-@FUZZ
-@given(data=st.data())
-def test_json_fuzz(key, tmp_path, data):
-    write_proof_json(tmp_path / "p.json", Proof(a=key.alpha_g1, b=key.beta_g2, c=key.delta_g1))
-    _fuzz(read_proof_json, (tmp_path / "p.json").read_bytes(), tmp_path, data)
 
 
 # --- snarkjs itself -------------------------------------------------------------------
