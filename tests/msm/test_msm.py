@@ -25,7 +25,6 @@ BACKENDS = ["cpu", pytest.param("gpu", marks=pytest.mark.gpu)]
 CURVES = [G1, G2]
 N = 12  # points per case in CI: enough for repeated digits, small for the simulator
 ARK_LOG = 12
-GPU_ARK_LOGS = [] if SIMULATOR else [12, 16]
 
 
 @pytest.fixture(params=BACKENDS, scope="module")
