@@ -15,6 +15,7 @@ fields, so that the judge runs.
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 from dataclasses import dataclass, fields, replace
@@ -35,7 +36,7 @@ from numba_cuzk.groth16.setup import setup
 from tests.groth16.test_formats import assert_keys_equal, assert_r1cs_equal, read_bytes_with
 from tests.groth16.test_prove import TOXIC, cube_circuit
 
-FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=int(__import__('os').environ.get('FUZZ_N', 25)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 CHECKED, UNCHECKED = True, False
 G1_BYTES, G2_BYTES = 96, 192  # a stored affine point
 
@@ -59,6 +60,10 @@ class Cube:
     witness: np.ndarray
     pk: ProvingKey
     files: dict  # "zkey", "r1cs", "wtns", "proof.json" -> bytes
+
+    @property
+    def public(self) -> list[int]:
+        return codec.from_limbs(np.ascontiguousarray(self.witness[:, 1:self.pk.n_public + 1]), FR)
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +119,7 @@ def zkey_fields(data: bytes) -> list[Field]:
         if sid == 1:
             fields.append(Field("protocol", start, end, CHECKED))
         elif sid == 2:
-            fields += split(start, [("n8q, q", 52, CHECKED), ("n8r, r", 36, CHECKED),
+            fields += split(start, [("n8q", 4, CHECKED), ("q", 48, CHECKED), ("n8r", 4, CHECKED), ("r", 32, CHECKED),
                                     ("nVars, nPublic, domainSize", 12, CHECKED)]
                             + [(f"header point {name}", size, CHECKED) for name, size in
                                (("alpha1", G1_BYTES), ("beta1", G1_BYTES), ("beta2", G2_BYTES), ("gamma2", G2_BYTES),
@@ -135,7 +140,7 @@ def r1cs_fields(data: bytes) -> list[Field]:
     fields[1] = Field("section count: 3 -> 2 drops the labels, which are optional", 8, 12, UNCHECKED)
     for sid, _, start, end in section_spans(data):
         if sid == 1:
-            fields += split(start, [("n8, prime", 36, CHECKED), ("nWires", 4, CHECKED),
+            fields += split(start, [("n8", 4, CHECKED), ("prime", 32, CHECKED), ("nWires", 4, CHECKED),
                                     ("nPubOut, nPubIn: any split below nWires is a circuit", 8, UNCHECKED),
                                     ("nPrvIn, nLabels: not used", 12, UNCHECKED), ("mConstraints", 4, CHECKED)])
         elif sid == 2:
@@ -148,9 +153,9 @@ def r1cs_fields(data: bytes) -> list[Field]:
 
 def wtns_fields(data: bytes) -> list[Field]:
     fields = container_fields(data, CHECKED, {})
-    (_, _, header, header_end), (_, _, values, end) = section_spans(data)
-    return fields + [Field("n8, prime, nWitness", header, header_end, CHECKED),
-                     Field("witness values: any value < r is a witness", values, end, UNCHECKED)]
+    (_, _, header, _), (_, _, values, end) = section_spans(data)
+    return fields + split(header, [("n8", 4, CHECKED), ("prime", 32, CHECKED), ("nWitness", 4, CHECKED)]) + [
+        Field("witness values: any value < r is a witness", values, end, UNCHECKED)]
 
 
 def proof_json_fields(data: bytes, proof) -> list[Field]:
@@ -174,12 +179,13 @@ def fuzz(read, original: bytes, fields: list[Field], judge, tmp_path, data, kind
     (naming the ``kind`` file or section, when given); an accepted file goes to ``judge``."""
     unchecked_only = data.draw(st.booleans(), label="unchecked only")
     targets = [f for f in fields if not (unchecked_only and f.checked)]
-    blob = bytearray(original)
+    rnd = data.draw(st.randoms(use_true_random=False), label="positions")  # uniform: hypothesis's
+    blob = bytearray(original)                                             # integers favour a field's first bytes
     for _ in range(data.draw(st.integers(1, 3), label="flips")):
-        field = data.draw(st.sampled_from(targets), label="field")
-        blob[data.draw(st.integers(field.start, field.end - 1), label="offset")] ^= data.draw(st.integers(1, 255))
+        field = rnd.choice(targets)
+        blob[rnd.randrange(field.start, field.end)] ^= rnd.randrange(1, 256)
     if not unchecked_only and data.draw(st.booleans(), label="cut"):
-        blob = blob[:data.draw(st.integers(0, len(blob) - 1), label="length")]
+        blob = blob[:rnd.randrange(len(blob))]
     changed = np.flatnonzero(np.frombuffer(bytes(blob), np.uint8) != np.frombuffer(original[:len(blob)], np.uint8))
     changed = np.concatenate([changed, np.arange(len(blob), len(original))])  # a cut changes the rest
     hit = [f.why for f in fields if f.checked and ((changed >= f.start) & (changed < f.end)).any()]
@@ -248,11 +254,21 @@ def test_wtns_fuzz(cube, tmp_path, data):
 @given(data=st.data())
 def test_proof_json_fuzz(cube, tmp_path, data):
     original = read_bytes_with(read_proof_json, cube.files["proof.json"], tmp_path)
-    public = codec.from_limbs(np.ascontiguousarray(cube.witness[:, 1:cube.pk.n_public + 1]), FR)
 
     def judge(proof) -> None:
         if proof != original:
-            assert not pairing.verify(cube.pk.verifying_key, public, proof), "a changed proof verifies"
+            assert not pairing.verify(cube.pk.verifying_key, cube.public, proof), "a changed proof verifies"
 
     fuzz(read_proof_json, cube.files["proof.json"], proof_json_fields(cube.files["proof.json"], original), judge,
          tmp_path, data, None)
+
+
+@pytest.mark.parametrize("point", ["pi_a", "pi_b", "pi_c"])
+def test_proof_json_z_zero_is_infinity_and_refused(cube, tmp_path, point):
+    """The one change of proof.json's unchecked JSON that still reads as another proof:
+    z = 0 makes a point infinity (snarkjs's convention), and the verifier refuses it."""
+    obj = json.loads(cube.files["proof.json"])
+    obj[point][2] = ["0", "0"] if point == "pi_b" else "0"
+    proof = read_bytes_with(read_proof_json, json.dumps(obj).encode(), tmp_path)
+    assert getattr(proof, point[-1]) is None
+    assert not pairing.verify(cube.pk.verifying_key, cube.public, proof)
