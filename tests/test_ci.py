@@ -57,9 +57,14 @@ def _is_mark(node: ast.AST, name: str) -> bool:
 
 def gpu_only_without_gpu_mark(source: str) -> list[int]:
     """Lines of skipif(SIMULATOR, ...) marks whose test is not also marked gpu (in the same
-    decorator list, pytestmark list or marks=[...])."""
+    decorator list, pytestmark list or marks=[...], or by a module-wide pytestmark)."""
+    tree = ast.parse(source)
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["pytestmark"]
+                and _is_mark(node.value, "gpu")):
+            return []
     bad = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         groups = []
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             groups.append(node.decorator_list)
@@ -87,6 +92,8 @@ def test_gpu_only_tests_are_marked_gpu():
     ("pytestmark = [pytest.mark.skipif(SIMULATOR, reason='x')]", [1]),
     ("P = [pytest.param(True, marks=[pytest.mark.skipif(\n    SIMULATOR, reason='x')])]", [1]),
     ("@pytest.mark.skipif(not SNARKJS, reason='x')\ndef test(): pass", []),
+    ("pytestmark = pytest.mark.gpu\n@pytest.mark.skipif(SIMULATOR, reason='x')\ndef test(): pass", []),
+    ("pytestmark = pytest.mark.slow\n@pytest.mark.skipif(SIMULATOR, reason='x')\ndef test(): pass", [2]),
 ])
 def test_gpu_only_checker(source, bad):
     assert gpu_only_without_gpu_mark(source) == bad
