@@ -206,7 +206,7 @@ def selfcheck(
     console.print(f"backend: [bold]{backend.backend_name()}[/bold]; checking on {' and '.join(targets)}")
     results = check_fields(count, seed, targets)
 
-    table = Table(title="numba-cuzk selfcheck", caption="1st ms includes Numba's JIT compilation")
+    table = Table(title="numba-cuzk selfcheck", caption="1st ms includes loading the kernels (compiling them, the first time on a machine)")
     for column in ("field", "target", "check", "n", "1st ms", "2nd ms", "result"):
         table.add_column(column, justify="right" if "ms" in column or column == "n" else "left")
     for r in results:
@@ -253,7 +253,7 @@ def _print_demo(report) -> None:
                   f"backend [bold]{report.backend}[/bold]; build {report.build_ms:.0f} ms, "
                   f"setup {report.setup_ms:.0f} ms (insecure: local toxic waste)")
     unit = "device ms" if report.backend == "gpu" else "ms"
-    table = Table(title="time by phase", caption="proof 1 includes Numba's JIT compilation; epilogue is host time")
+    table = Table(title="time by phase", caption="proof 1 includes loading the kernels (compiling them, the first time on a machine); epilogue is host time")
     table.add_column(f"phase ({unit})")
     for k in range(len(report.phases)):
         table.add_column(f"proof {k + 1}", justify="right")

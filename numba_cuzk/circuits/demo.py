@@ -3,8 +3,9 @@ and the time of every step, on the GPU when there is one and on all CPU cores ot
 
     report = run_demo("mimc", log_constraints=10, proofs=3)
 
-The first proof includes Numba's compilation of every kernel it uses (tens of seconds on
-a small CPU, once per process); later proofs show the steady state.
+The first proof includes loading every kernel it uses from the kernel cache, or compiling
+them on a machine's first run (tens of seconds on a small CPU); later proofs show the
+steady state.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def run_demo(circuit: str = "mimc", log_constraints: int = 10, proofs: int = 2, 
     prover = Prover(pk, gpu=gpu)
     public = prover.public_inputs(witness)
     for k in range(proofs):
-        say(f"proof {k + 1} of {proofs}" + (" (includes kernel compilation)" if k == 0 else ""))
+        say(f"proof {k + 1} of {proofs}" + (" (includes loading the kernels)" if k == 0 else ""))
         timer = PhaseTimer(prover.stream)
         start = clock()
         proof = prover.prove(witness, timer=timer)

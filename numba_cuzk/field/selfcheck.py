@@ -25,7 +25,7 @@ class CheckResult:
     target: str  # "cpu" (numpy arrays) or "gpu" (device arrays)
     check: str
     n: int
-    first_ms: float | None  # first call: includes Numba's JIT compilation; None: not timed
+    first_ms: float | None  # first call: includes loading (or compiling) the kernels; None: not timed
     second_ms: float | None
     error: str  # "" when the check passed
 
