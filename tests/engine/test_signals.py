@@ -43,11 +43,16 @@ def _wait_gone(pids: set[int], timeout_s: float) -> set[int]:
     return alive
 
 
+WITNESSES = 120
+
+
 def test_sigterm_drains_a_run(tmp_path):
     folder = tmp_path / "witnesses"
     folder.mkdir()
-    for seed in range(12):
-        write_wtns(folder / f"p{seed:02d}.wtns", witness(seed))
+    # enough witnesses that, with the kernels cached (a proof in tens of ms), the run is
+    # still proving when the first proof appears
+    for seed in range(WITNESSES):
+        write_wtns(folder / f"p{seed:03d}.wtns", witness(seed))
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "numba_cuzk.cli", "run", "--cpu", "--synthesis", "process",
                              "--workers", "1", "--gpu-workers", "1", "--trusted", "--zkey", str(KEY_PATH),
@@ -55,13 +60,13 @@ def test_sigterm_drains_a_run(tmp_path):
                             cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 600
     while not list(out.glob("*/*.proof.json")) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.02)
     children = _children(proc.pid)
     proc.send_signal(signal.SIGTERM)
     _, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 130, stderr
     assert "interrupted: finishing the partitions in flight" in stderr
-    assert 1 <= len(list(out.glob("*/*.proof.json"))) < 12  # in flight finished, the rest not started
+    assert 1 <= len(list(out.glob("*/*.proof.json"))) < WITNESSES  # in flight finished, the rest not started
     assert not _wait_gone(children, 10)
     assert not [n for n in os.listdir(SHARED_DIR) if n.startswith(f"{SHARED_PREFIX}{proc.pid}-")]
 
