@@ -29,13 +29,13 @@ from numba import cuda, int64, prange
 from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending
 
+from numba_cuzk.curve import layout
 from numba_cuzk.curve.kernels import _launch, to_affine
 from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.points import point_ops
 from numba_cuzk.curve.reference import Curve
-from numba_cuzk.field import codec
 from numba_cuzk.field.mont import device, fr_ops
-from numba_cuzk.field.params import FQ, FR
+from numba_cuzk.field.params import FR
 from numba_cuzk.field.scalars import bits, load_scalar
 from numba_cuzk.field.target import is_device_array, local_u32
 from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel, specialize
@@ -98,18 +98,6 @@ def _batch_affine(ref: Curve, points: list[tuple]) -> list:
     return out
 
 
-def _montgomery_limbs(points: list, curve: CurveParams) -> np.ndarray:
-    """Affine tuples (None = identity) -> (2L, m) Montgomery limbs in layout.py's layout,
-    x R mod q taken on Python ints: layout.points_to_limbs's parallel converter would add
-    ~2 s of compile to a process's first table."""
-    q, r = FQ.modulus, 1 << (32 * FQ.limbs)
-    zero = (0,) * curve.degree
-    # rows: x, then y; an Fq2 coordinate is c0's limbs, then c1's
-    components = [zero + zero if p is None else (p if curve.degree == 1 else p[0] + p[1]) for p in points]
-    rows = [codec.to_limbs([c[j] * r % q for c in components], FQ) for j in range(2 * curve.degree)]
-    return np.ascontiguousarray(np.concatenate(rows))
-
-
 def fixed_base_table(point, curve: CurveParams, window: int = WINDOW, *, to_device: bool = False, stream=None):
     """(2L, W * 2^c) uint32 affine Montgomery points, column w * 2^c + d holding
     d * 2^(cw) * ``point`` (identity (0, 0) at d = 0); W = windows_of(c).
@@ -124,7 +112,7 @@ def fixed_base_table(point, curve: CurveParams, window: int = WINDOW, *, to_devi
     ref = Curve(curve)
     if not ref.is_on_curve(point):
         raise ValueError(f"{point} is not on {curve.name}")
-    table = _montgomery_limbs(_batch_affine(ref, _jacobian_multiples(ref, point, window)), curve)
+    table = layout.points_to_limbs(_batch_affine(ref, _jacobian_multiples(ref, point, window)), curve)
     return cuda.to_device(table, stream=stream or 0) if to_device else table
 
 

@@ -150,7 +150,7 @@ def test_random_batches(params, name):
 def test_matches_portable_product(params):
     """The wide product agrees with mont.py's portable CIOS on raw residues too."""
     ops = montgomery(params)
-    N, mul, mul_cios = ops.limbs, ops.mul, ops.mul_cios
+    mul, mul_cios = ops.mul, ops.mul_cios
 
     @njit
     def both(a, b, wide, portable):
