@@ -18,7 +18,10 @@
    union of kernel records / span; the min of the R), the phase figure and NVML of the same
    rounds beside it, engine_s_per_proof_traced_gw2 and trace_overhead_pct (traced vs
    untraced median s/proof). ``--assembly thread,process``: the gw=2 rounds once more per
-   extra assembly kind (records engine_<figure>_gw2_assembly_<kind>).
+   extra assembly kind (records engine_<figure>_gw2_assembly_<kind>). Engines replay a
+   CUDA graph per proof slot (EngineConfig.graphs); ``--no-graphs`` launches every kernel
+   from Python, and ``--compare-graphs`` (with --trace) runs the traced rounds once more
+   that way, in the same process (records engine_<figure>_gw2_direct).
 
 Default size: bit_heavy 2^20, 4 jobs x 10 partitions. On the H200 host a 2^20 partition
 takes ~0.31 s to synthesize on one core and ~0.06 s to prove on the GPU (bench/results/
@@ -34,7 +37,7 @@ engine_s_per_proof_traced_gw2 (s), trace_overhead_pct (%).
 Runs on the CPU backend too (--cpu, small sizes). Usage:
     python3 -m bench.engine [--out FILE] [--circuit bit_heavy] [--log 20] [--jobs 4]
         [--partitions 10] [--scaling 1,2,4,8,16] [--scaling-log K] [--workers N] [--cpu] [--timeline FILE]
-        [--repeat R] [--trace kernels] [--assembly thread[,process]]
+        [--repeat R] [--trace kernels] [--assembly thread[,process]] [--no-graphs] [--compare-graphs]
 """
 
 from __future__ import annotations
@@ -181,7 +184,7 @@ def gw_records(rounds: list[tuple[float, Timeline]], config: EngineConfig, param
             "constraints_per_s": (constraints / s_per_proof / devices / 1e6, "M/s"),
         })
     run = {**params, "gpu_workers_per_device": gw, "synthesis_workers": config.synthesis_workers,
-           "synthesis": config.synthesis, "assembly": config.assembly, "devices": devices,
+           "synthesis": config.synthesis, "assembly": config.assembly, "graphs": config.graphs, "devices": devices,
            "window_s": round(steady.span_ms / 1e3, 3),
            "sequential_s_per_proof": round(seq, 4)}
     suffix = ("" if gw == 1 else "_gw2") + variant
@@ -198,7 +201,7 @@ def gw_records(rounds: list[tuple[float, Timeline]], config: EngineConfig, param
 
 
 def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float, config: EngineConfig, params: dict,
-                   device: str) -> list[dict]:
+                   device: str, variant: str = "") -> list[dict]:
     """The traced engine's rounds: kernel-record busy (min over the rounds) beside the phase
     figure and NVML of the same rounds, traced s/proof and the tracing overhead."""
     steady = [analysis.analyze(timeline, "steady") for _, timeline in rounds]
@@ -211,24 +214,27 @@ def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float, conf
                "nvml_mean_pct": [a.mean("nvml_mean_pct") for a in steady],
                "launches_per_partition": [sum(k.launches for k in a.kernels) / len(a.partitions) for a in steady]}
     run = {**params, "gpu_workers_per_device": config.gpu_workers_per_device,
-           "synthesis_workers": config.synthesis_workers, "trace": config.trace,
+           "synthesis_workers": config.synthesis_workers, "trace": config.trace, "graphs": config.graphs,
            "kernel_busy": spread(kernel), "clock": steady[0].clock,
            **{name: [None if v is None else round(v, 3) for v in values] for name, values in figures.items()}}
     traced_s = statistics.median(s for s, _ in rounds)
     for i, (a, (s, _)) in enumerate(zip(steady, rounds)):
-        print(f"traced gw=2 round {i + 1}: s_per_proof {s:.3f}, device busy: kernels {kernel[i]:.1f}%, phases "
+        print(f"traced gw=2{variant} round {i + 1}: s_per_proof {s:.3f}, device busy: kernels {kernel[i]:.1f}%, phases "
               f"{a.mean('busy_pct'):.1f}%, launch gaps inside phases {a.mean('phase_gap_pct'):.1f}%, NVML "
               f"{a.mean('nvml_mean_pct') or 0:.1f}%; idle: " + ", ".join(
                   f"{c} {ms / len(a.partitions):.2f}" for c, ms in a.gaps_ms.items() if ms > 0) + " ms/partition",
               flush=True)
     print(f"clock mapping: {steady[0].clock}", flush=True)
     overhead = 100 * (traced_s / untraced_s - 1)
-    print(f"tracing overhead: {traced_s:.3f} vs {untraced_s:.3f} s/proof, {overhead:+.1f}%", flush=True)
-    return [common.record("engine_device_busy_kernels_gw2", min(kernel), "%", device, run),
-            common.record("engine_s_per_proof_traced_gw2", traced_s, "s", device,
-                          {**run, **spread([s for s, _ in rounds])}),
-            common.record("trace_overhead_pct", overhead, "%", device,
-                          {**run, "traced_s_per_proof": round(traced_s, 4), "untraced_s_per_proof": round(untraced_s, 4)})]
+    if not variant:
+        print(f"tracing overhead: {traced_s:.3f} vs {untraced_s:.3f} s/proof, {overhead:+.1f}%", flush=True)
+    records = [common.record(f"engine_device_busy_kernels_gw2{variant}", min(kernel), "%", device, run),
+               common.record(f"engine_s_per_proof_traced_gw2{variant}", traced_s, "s", device,
+                             {**run, **spread([s for s, _ in rounds])})]
+    if not variant:  # a variant's untraced twin did not run
+        records.append(common.record("trace_overhead_pct", overhead, "%", device, {
+            **run, "traced_s_per_proof": round(traced_s, 4), "untraced_s_per_proof": round(untraced_s, 4)}))
+    return records
 
 
 def main(argv=None) -> None:
@@ -249,6 +255,9 @@ def main(argv=None) -> None:
     parser.add_argument("--assembly", default="thread", help="proof assembly of the engines (thread or process); "
                                                              "a list (thread,process): the first is measured, the "
                                                              "others' gw=2 rounds are recorded as _assembly_KIND")
+    parser.add_argument("--no-graphs", action="store_true", help="launch every kernel from Python (no CUDA graphs)")
+    parser.add_argument("--compare-graphs", action="store_true",
+                        help="with --trace: the traced rounds once more without CUDA graphs (records _direct)")
     args = parser.parse_args(argv)
     gpu = not args.cpu and backend.cuda_available()
     device = common.gpu_name() if gpu else common.cpu_name()
@@ -269,7 +278,7 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         for gw in (1, 2):
             config = EngineConfig(devices=None if gpu else (), gpu_workers_per_device=gw, assembly=assembly[0],
-                                  timeline_path=Path(scratch) / f"gw{gw}.jsonl",
+                                  timeline_path=Path(scratch) / f"gw{gw}.jsonl", graphs=not args.no_graphs,
                                   **({"synthesis_workers": args.workers} if args.workers else {}))
             rounds = engine_run(pk, work, config, args.repeat if gw == 2 else 1)
             if args.timeline and gw == 2 and not args.trace:
@@ -287,6 +296,10 @@ def main(argv=None) -> None:
                 keep_timeline(traced[-1][1], args.timeline)
             untraced = statistics.median(s for s, _ in rounds)
             records += traced_records(traced, untraced, config, params, device)
+            if args.compare_graphs and config.graphs:
+                config = replace(config, graphs=False, timeline_path=Path(scratch) / "traced-direct.jsonl")
+                records += traced_records(engine_run(pk, work, config, args.repeat), untraced, config, params,
+                                          device, "_direct")
     print(f"wrote {common.write(records, 'engine', out)}")
 
 

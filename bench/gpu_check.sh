@@ -7,6 +7,15 @@
 #   proofs, the engine on every GPU, a whole zkey checked on the device, GPU MSMs against
 #   arkworks). Run it whenever prover or engine code changes; its log, $OUT/gpu-tests-DATE.log
 #   (also written to bench/results/), goes with the results. A skipped test fails it.
+#   `numba-cuzk compile` fills the kernel cache first, and with pytest-xdist the tests run
+#   in $GPU_TEST_WORKERS processes (default 8), which compile the tests' own kernels
+#   side by side: one process took over 330 s for the first 15 tests' G2 kernels.
+#   bench/gpu_check.sh COMMIT startup     bench.startup (compile_all_s with an empty cache,
+#   warm-cache cold proves; the cache stays in $NUMBA_CUZK_CACHE_DIR), then one warm prove
+#   under cProfile ($OUT/warm-prove.txt)
+#   bench/gpu_check.sh COMMIT engine      bench.engine, the measured configuration of the
+#   device-busy issue: bit_heavy 2^20, 4 jobs x 10, 15 workers, 3 rounds, CUPTI, with and
+#   without CUDA graphs; its timeline in $OUT/timeline-traced.jsonl
 # For each section: the real-GPU run of its kernel tests (pytest -m gpu), then its
 # benchmark, each stopped after $TEST_TIMEOUT / $BENCH_TIMEOUT seconds (default 300;
 # curve's tests compile every G2 formula into one kernel: give them ~540). Full logs and results go to $OUT (or ./gpu-out); stdout gets their tails.
@@ -23,7 +32,10 @@ status=0
 
 every_gpu_test() {
     echo "# numba-cuzk $commit, $(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
-    timeout "${TEST_TIMEOUT:-570}" python3 -m pytest -m gpu -v -rs -p no:cacheprovider --durations=15 \
+    python3 -m numba_cuzk.cli compile
+    local parallel=()
+    python3 -c "import xdist" 2>/dev/null && parallel=(-n "${GPU_TEST_WORKERS:-8}")
+    timeout "${TEST_TIMEOUT:-570}" python3 -m pytest -m gpu -v -rs -p no:cacheprovider --durations=15 "${parallel[@]}" \
         -W ignore::numba.core.errors.NumbaPerformanceWarning tests
     local rc=$?
     echo "# pytest exit status $rc (124: stopped after ${TEST_TIMEOUT:-570} s)"
@@ -40,6 +52,24 @@ for arg in "$@"; do
         fi
         mkdir -p bench/results && cp "$log" bench/results/
         grep -E "^(FAILED|ERROR|SKIPPED)" "$log" | head -40; tail -2 "$log"
+        continue
+    fi
+    if [ "$arg" = startup ]; then
+        echo "=== startup: bench.startup"
+        lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket)" | tee "$out/host.txt"
+        python3 -m bench.startup --no-first --warm-cache "${NUMBA_CUZK_CACHE_DIR:-$HOME/.cache/numba-cuzk}" \
+            --out "$out/startup.json" 2>&1 | tee "$out/startup.log" || status=1
+        (cd "$(mktemp -d)" && python3 -m numba_cuzk.cli setup --circuit mimc -k 14 --witness C.wtns --zkey C.zkey \
+            --vk vk.json >/dev/null && python3 -m cProfile -o "$out/warm-prove.prof" -m numba_cuzk.cli prove \
+            --zkey C.zkey --witness C.wtns >/dev/null) || status=1
+        python3 -c "import pstats, sys; pstats.Stats(sys.argv[1], stream=open(sys.argv[2], 'w')).sort_stats('cumulative').print_stats(80)" \
+            "$out/warm-prove.prof" "$out/warm-prove.txt" && head -60 "$out/warm-prove.txt" | tail -50
+        continue
+    fi
+    if [ "$arg" = engine ]; then
+        echo "=== engine: bench.engine"
+        python3 -m bench.engine --workers 15 --scaling "" --jobs 4 --repeat 3 --trace kernels --compare-graphs \
+            --timeline "$out/timeline-traced.jsonl" --out "$out/engine.json" 2>&1 | grep -v Warning | tee "$out/engine.log" || status=1
         continue
     fi
     section=${arg%%:*}; part=${arg#*:}; [ "$part" = "$arg" ] && part=all

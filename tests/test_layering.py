@@ -29,8 +29,8 @@ ALLOWED = {
     "timeline": set(),
 }
 LAYERS = set(ALLOWED)
-BASE = {"__init__", "_compat", "backend", "events", "fileio", "kernel_cache"}  # top-level modules below every layer
-NEEDS_CUDA = (LAYERS - {"timeline"}) | {"backend"}  # what timeline must not import
+BASE = {"__init__", "_compat", "backend", "cuda_graph", "events", "fileio", "kernel_cache"}  # top-level modules below every layer
+NEEDS_CUDA = (LAYERS - {"timeline"}) | {"backend", "cuda_graph"}  # what timeline must not import
 RULED_ELSEWHERE = {"cluster"}  # tests/cluster/test_layering.py
 CUDA_MODULE = "numba.cuda"
 

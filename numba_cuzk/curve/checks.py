@@ -14,8 +14,8 @@ limbs; see points.py):
   proofs in 2022/352):
       G1: phi(P) == -z^2 P,  phi(x, y) = (beta x, y)
       G2: psi(P) == z P,     psi(x, y) = (conj(x) psi_x, conj(y) psi_y)
-  [|z|]P is 63 Jacobian doublings and 5 additions (|z| has Hamming weight 6): 2 x 68 point
-  operations for G1 and 68 for G2, against 255 doublings + ~128 additions for r P.
+  z^2 P (G1) is 127 Jacobian doublings and 16 mixed additions, [|z|]P (G2) 63 and 5 (|z|
+  has Hamming weight 6), against 255 doublings + ~128 additions for r P.
   The identity is in the subgroup.
 - ``decode(p, flags) -> status``: canonical coordinates in, Montgomery point out;
   decompresses (flags has COMPRESSED) and checks (flags has CHECK) in place.
@@ -50,8 +50,17 @@ OK, NOT_ON_CURVE, NOT_IN_SUBGROUP = 0, 1, 2
 STATUS_REASONS = {NOT_ON_CURVE: "not on curve", NOT_IN_SUBGROUP: "not in the prime-order subgroup"}
 
 _N = FQ.limbs
-_Z_ABS = np.uint64(Z_ABS)
-_Z_TOP_BIT = Z_ABS.bit_length() - 1  # 63
+
+
+def _bits(k: int) -> np.ndarray:
+    limbs = np.array([(k >> (32 * j)) & 0xFFFFFFFF for j in range((k.bit_length() + 31) // 32)], dtype=np.uint32)
+    limbs.flags.writeable = False  # constant memory on CUDA
+    return limbs
+
+
+# The subgroup checks' scalars by curve degree: G1 z^2 (128 bits), G2 |z| (64 bits).
+_CHECK_SCALAR = {1: _bits(Z_ABS ** 2), 2: _bits(Z_ABS)}
+_CHECK_SCALAR_BITS = {1: (Z_ABS ** 2).bit_length(), 2: Z_ABS.bit_length()}
 _SQRT_EXPONENT = np.array([((FQ.modulus + 1) // 4 >> (32 * j)) & 0xFFFFFFFF for j in range(_N)], dtype=np.uint32)
 _SQRT_EXPONENT.flags.writeable = False
 _HALF_Q = tuple(np.uint32((((FQ.modulus - 1) // 2) >> (32 * j)) & 0xFFFFFFFF) for j in range(_N))
@@ -160,9 +169,12 @@ def curve_checks(curve: CurveParams) -> CurveChecks:
     L2, L3 = 2 * L, 3 * L
     F = fq_ops if curve.degree == 1 else fq2_ops
     f_mul, f_sqr, f_add = field_call(F.mul, 3, L), field_call(F.sqr, 2, L), field_call(F.add, 3, L)
-    f_neg, f_copy = field_call(F.neg, 2, L), F.copy
+    f_neg, f_copy, f_set_one = field_call(F.neg, 2, L), F.copy, F.set_one
     B = montgomery_limbs(curve.b, curve.degree)
-    jac_dbl, jac_add, jac_neg, jac_eq, jac_from_affine = P.jac_dbl, P.jac_add, P.jac_neg, P.jac_eq, P.jac_from_affine
+    jac_dbl, jac_neg, jac_eq, jac_from_affine = P.jac_dbl, P.jac_neg, P.jac_eq, P.jac_from_affine
+    jac_add_mixed_unless_equal = P.jac_add_mixed_unless_equal
+    BITS = _CHECK_SCALAR[curve.degree]
+    TOP = _CHECK_SCALAR_BITS[curve.degree] - 1
     aff_on_curve = P.aff_on_curve
     sqrt = fq_sqrt if curve.degree == 1 else fq2_sqrt
     largest = _fq_largest if curve.degree == 1 else _fq2_largest
@@ -170,19 +182,27 @@ def curve_checks(curve: CurveParams) -> CurveChecks:
     DEG = curve.degree
 
     @device
-    def mul_by_z_abs(out, base):
-        """out = [|z|] base (Jacobian): left-to-right double-and-add over |z|'s 64 bits.
-        The trip count is opaque so NVVM keeps the loop (see carry.opaque)."""
-        acc = local_u32(L3)
-        for j in range(L3):
-            acc[j] = base[j]
-        top = int64(opaque(uint32(_Z_TOP_BIT)))
-        for k in range(top - 1, -1, -1):
-            jac_dbl(acc, acc)
-            if (_Z_ABS >> uint64(k)) & uint64(1):
-                jac_add(acc, acc, base)
-        for j in range(L3):
-            out[j] = acc[j]
+    def mul_by_check_scalar(out, p):
+        """out = [k] p (Jacobian) for an affine p and k = _CHECK_SCALAR[curve]: left to
+        right, one doubling site and one mixed-addition site, each step one or the other
+        (an addition that meets p == p doubles at the same site): NVVM inlines a formula
+        at every call site, and a G2 site is ~20 s of compilation. The bit index is opaque
+        so NVVM keeps the loop (see carry.opaque)."""
+        jac_from_affine(out, p)
+        k = int64(opaque(uint32(TOP))) - 1
+        adding = False
+        while k >= 0:
+            double = True
+            if adding:
+                adding = False
+                double = not jac_add_mixed_unless_equal(out, out, p)  # out == p: out + p = 2 out
+                k -= 1
+            elif (BITS[k >> 5] >> uint32(k & 31)) & uint32(1):
+                adding = True
+            else:
+                k -= 1
+            if double:
+                jac_dbl(out, out)
 
     if curve.degree == 1:
         BETA_M = montgomery_limbs(BETA, 1)
@@ -190,18 +210,15 @@ def curve_checks(curve: CurveParams) -> CurveChecks:
         @split
         def in_subgroup(p):
             """phi(P) == -z^2 P."""
-            base = local_u32(L3)
             acc = local_u32(L3)
             e = local_u32(L3)
-            jac_from_affine(base, p)
-            mul_by_z_abs(acc, base)
-            mul_by_z_abs(acc, acc)
+            mul_by_check_scalar(acc, p)
             jac_neg(acc, acc)
             for j in range(L):
                 e[j] = BETA_M[j]
             f_mul(e[:L], e[:L], p[:L])
             f_copy(e[L:L2], p[L:L2])
-            f_copy(e[L2:L3], base[L2:L3])  # Z = 1
+            f_set_one(e[L2:L3])
             return jac_eq(e, acc)
 
     else:
@@ -211,12 +228,10 @@ def curve_checks(curve: CurveParams) -> CurveChecks:
         @split
         def in_subgroup(p):
             """psi(P) == z P = -[|z|] P."""
-            base = local_u32(L3)
             acc = local_u32(L3)
             e = local_u32(L3)
             c = local_u32(L2)
-            jac_from_affine(base, p)
-            mul_by_z_abs(acc, base)
+            mul_by_check_scalar(acc, p)
             jac_neg(acc, acc)
             for j in range(L2):
                 c[j] = PSI[j]
@@ -224,7 +239,7 @@ def curve_checks(curve: CurveParams) -> CurveChecks:
             f_mul(e[:L], e[:L], c[:L])
             conj(e[L:L2], p[L:L2])
             f_mul(e[L:L2], e[L:L2], c[L:L2])
-            f_copy(e[L2:L3], base[L2:L3])  # Z = 1
+            f_set_one(e[L2:L3])
             return jac_eq(e, acc)
 
     @split

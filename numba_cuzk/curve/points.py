@@ -93,6 +93,7 @@ class PointOps:
     jac_dbl: Callable
     jac_add: Callable
     jac_add_mixed: Callable
+    jac_add_mixed_unless_equal: Callable  # -> False, out untouched, where p == q: the caller doubles
     xyzz_set_identity: Callable
     xyzz_is_identity: Callable
     xyzz_from_affine: Callable
@@ -102,6 +103,7 @@ class PointOps:
     xyzz_eq: Callable
     xyzz_dbl: Callable
     xyzz_add: Callable
+    xyzz_add_unless_equal: Callable  # -> False, out untouched, where p == q: the caller doubles
     xyzz_add_mixed: Callable
 
 
@@ -319,16 +321,18 @@ def point_ops(curve: CurveParams) -> PointOps:
         copy(out[:L], t)
 
     @split
-    def jac_add_mixed(out, p, q):
+    def jac_add_mixed_unless_equal(out, p, q):
         """madd-2007-bl, 7M + 4S: Jacobian p + affine q. Z1Z1 = Z1^2, H = X2 Z1Z1 - X1,
         r = 2(Y2 Z1 Z1Z1 - Y1), HH = H^2, I = 4HH, J = H I, V = X1 I,
-        X3 = r^2 - J - 2V, Y3 = r(V - X3) - 2 Y1 J, Z3 = (Z1 + H)^2 - Z1Z1 - HH."""
+        X3 = r^2 - J - 2V, Y3 = r(V - X3) - 2 Y1 J, Z3 = (Z1 + H)^2 - Z1Z1 - HH.
+        Where p == q it returns False and leaves out as it was: a caller that doubles
+        elsewhere anyway keeps one doubling site (NVVM inlines a formula at each site)."""
         if aff_is_identity(q):
             copy_point(out, p, 3)
-            return
+            return True
         if jac_is_identity(p):
             jac_from_affine(out, q)
-            return
+            return True
         z1z1 = local_u32(L)
         h = local_u32(L)
         r = local_u32(L)
@@ -345,11 +349,9 @@ def point_ops(curve: CurveParams) -> PointOps:
         dbl(r, r)
         if is_zero(h):
             if is_zero(r):
-                jac_from_affine(out, q)
-                jac_dbl(out, out)
-            else:
-                jac_set_identity(out)
-            return
+                return False
+            jac_set_identity(out)
+            return True
         sqr(hh, h)
         dbl(j, hh)
         dbl(j, j)  # I
@@ -370,6 +372,14 @@ def point_ops(curve: CurveParams) -> PointOps:
         sub(out[L:L2], v, hh)
         copy(out[:L], z1z1)
         copy(out[L2:L3], z3)
+        return True
+
+    @split
+    def jac_add_mixed(out, p, q):
+        """Jacobian p + affine q, any p and q."""
+        if not jac_add_mixed_unless_equal(out, p, q):
+            jac_from_affine(out, q)
+            jac_dbl(out, out)
 
     # --- XYZZ -------------------------------------------------------------------------
     @device
@@ -466,16 +476,17 @@ def point_ops(curve: CurveParams) -> PointOps:
         copy(out[:L], u)
 
     @split
-    def xyzz_add(out, p, q):
+    def xyzz_add_unless_equal(out, p, q):
         """add-2008-s, 12M + 2S: U1 = X1 ZZ2, U2 = X2 ZZ1, S1 = Y1 ZZZ2, S2 = Y2 ZZZ1,
         P = U2 - U1, R = S2 - S1, PP = P^2, PPP = P PP, Q = U1 PP,
-        X3 = R^2 - PPP - 2Q, Y3 = R(Q - X3) - S1 PPP, ZZ3 = ZZ1 ZZ2 PP, ZZZ3 = ZZZ1 ZZZ2 PPP."""
+        X3 = R^2 - PPP - 2Q, Y3 = R(Q - X3) - S1 PPP, ZZ3 = ZZ1 ZZ2 PP, ZZZ3 = ZZZ1 ZZZ2 PPP.
+        Where p == q it returns False and leaves out as it was (see jac_add_mixed_unless_equal)."""
         if xyzz_is_identity(p):
             copy_point(out, q, 4)
-            return
+            return True
         if xyzz_is_identity(q):
             copy_point(out, p, 4)
-            return
+            return True
         u1 = local_u32(L)
         s1 = local_u32(L)
         pp = local_u32(L)
@@ -489,10 +500,9 @@ def point_ops(curve: CurveParams) -> PointOps:
         sub(r, r, s1)  # R
         if is_zero(pp):
             if is_zero(r):
-                xyzz_dbl(out, p)
-            else:
-                xyzz_set_identity(out)
-            return
+                return False
+            xyzz_set_identity(out)
+            return True
         sqr(ppp, pp)
         mul(pp, pp, ppp)  # pp = PPP, ppp = PP from here
         mul(out[L2:L3], p[L2:L3], q[L2:L3])
@@ -509,6 +519,13 @@ def point_ops(curve: CurveParams) -> PointOps:
         mul(s1, s1, pp)
         sub(out[L:L2], u1, s1)
         copy(out[:L], ppp)
+        return True
+
+    @split
+    def xyzz_add(out, p, q):
+        """XYZZ p + q, any p and q."""
+        if not xyzz_add_unless_equal(out, p, q):
+            xyzz_dbl(out, p)
 
     @split
     def xyzz_add_mixed(out, p, q):
@@ -564,8 +581,9 @@ def point_ops(curve: CurveParams) -> PointOps:
         jac_set_identity=jac_set_identity, jac_is_identity=jac_is_identity,
         jac_from_affine=jac_from_affine, jac_to_affine=jac_to_affine, jac_to_xyzz=jac_to_xyzz,
         jac_neg=jac_neg, jac_eq=jac_eq, jac_dbl=jac_dbl, jac_add=jac_add, jac_add_mixed=jac_add_mixed,
+        jac_add_mixed_unless_equal=jac_add_mixed_unless_equal,
         xyzz_set_identity=xyzz_set_identity, xyzz_is_identity=xyzz_is_identity,
         xyzz_from_affine=xyzz_from_affine, xyzz_to_affine=xyzz_to_affine,
         xyzz_to_jacobian=xyzz_to_jacobian, xyzz_neg=xyzz_neg, xyzz_eq=xyzz_eq, xyzz_dbl=xyzz_dbl,
-        xyzz_add=xyzz_add, xyzz_add_mixed=xyzz_add_mixed,
+        xyzz_add=xyzz_add, xyzz_add_unless_equal=xyzz_add_unless_equal, xyzz_add_mixed=xyzz_add_mixed,
     )

@@ -59,6 +59,9 @@ class EngineConfig:
         and ``cupti_memcpy`` events, numba_cuzk.engine.kernel_trace) in the timeline;
         without cupti-python, or on the CPU backend, the engine says so once and runs
         untraced. None: no trace.
+    graphs: each proof slot's device work captured once as a CUDA graph and replayed, one
+        launch per partition instead of ~90 (numba_cuzk.cuda_graph; groth16.prove.Prover).
+        False: every kernel launched from Python, as a single Prover does.
     """
 
     devices: tuple[int, ...] | None = None
@@ -73,6 +76,7 @@ class EngineConfig:
     nvml_period_ms: float = 100.0
     assembly: str = "thread"
     trace: str | None = None
+    graphs: bool = True
 
     def __post_init__(self) -> None:
         if self.devices is not None:

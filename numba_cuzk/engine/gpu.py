@@ -91,6 +91,7 @@ class Device:
     name: str
     workers: int = 1
     budget_bytes: int | None = None
+    graphs: bool = True  # Provers replay CUDA graphs (EngineConfig.graphs)
     uuid: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     stream: object = None
@@ -127,7 +128,7 @@ class Device:
         if self.gpu:
             cuda.current_context().memory_manager.deallocations.clear()  # free evicted keys now, not later
         start = now_ns()
-        prover = Prover(pk, gpu=self.gpu, stream=self.stream, slots=slots)
+        prover = Prover(pk, gpu=self.gpu, stream=self.stream, slots=slots, graphs=self.graphs)
         prover.warm_up()  # compilation belongs to the alloc, not to the first partition's kernels
         recorder.interval("alloc", start, now_ns(), device=self.id, bytes=need, **ids)
         free: queue.Queue = queue.Queue()
@@ -137,13 +138,14 @@ class Device:
         return entry
 
 
-def open_devices(devices: tuple[int, ...] | None, workers: int, budget_bytes: int | None) -> list[Device]:
+def open_devices(devices: tuple[int, ...] | None, workers: int, budget_bytes: int | None,
+                 graphs: bool = True) -> list[Device]:
     """The devices to prove on (see EngineConfig.devices), each with its three streams and
     ``workers`` GPU workers."""
     if devices is None:
         devices = tuple(range(len(cuda.gpus))) if backend.cuda_available() else ()
     if not devices:
-        return [Device(0, False, f"cpu x{os.cpu_count()} (CPU backend)", workers, budget_bytes)]
+        return [Device(0, False, f"cpu x{os.cpu_count()} (CPU backend)", workers, budget_bytes, graphs)]
     if not backend.cuda_available():
         raise ValueError(f"devices {list(devices)} asked for, but no GPU is available ({backend.backend_name()})")
     count = len(cuda.gpus)
@@ -154,7 +156,7 @@ def open_devices(devices: tuple[int, ...] | None, workers: int, budget_bytes: in
         gpu = cuda.gpus[d]
         with gpu:
             name = gpu.name.decode() if isinstance(gpu.name, bytes) else str(gpu.name)
-            opened.append(Device(d, True, name, workers, budget_bytes, getattr(gpu, "uuid", None),
+            opened.append(Device(d, True, name, workers, budget_bytes, graphs, getattr(gpu, "uuid", None),
                                  stream=cuda.stream(), copy_stream=cuda.stream(), clock=cuda.stream()))
     return opened
 
@@ -255,12 +257,14 @@ def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> 
         rec.interval("lock_held", got, released, **ids, **where)
     try:
         points = prover.collect(slot, timer)
+        end = now_ns()
+        # read before the slot goes back: a slot's graph records the same events on every replay
+        intervals = timer.intervals_ms(launched_ms=start / 1e6)  # events complete: no wait
     finally:
         staged.resident.free.put(slot)
-    end = now_ns()
     rec.interval("gpu_bracket", start, end, **ids, **where)
     kernel_ms = 0.0
-    for phase, start_ms, end_ms in timer.intervals_ms(launched_ms=start / 1e6):  # events complete: no wait
+    for phase, start_ms, end_ms in intervals:
         start_ns, end_ns = host_ms_to_ns(start_ms), host_ms_to_ns(end_ms)
         if phase in INTERVAL_PHASES:
             rec.interval(phase, start_ns, end_ns, **ids, device=device.id)

@@ -1,25 +1,30 @@
 """``numba-cuzk compile``: every kernel into the kernel cache, in parallel processes.
 
-A kernel's cost is its compilation (a G2 point formula inlined at one call site is ~20 s
-of NVVM and ptxas), and one process compiles one kernel at a time. So each heavy GPU
-kernel gets a process of its own, which runs that kernel's production path at a tiny
-size under kernel_cache.compile_only: the same call site, so the same argument types and
-cache entry, compiled and not run:
+A kernel's cost is its compilation (a G2 point formula inlined at one call site is ~10 s
+of NVVM and ptxas on one core), and one process compiles one kernel at a time. So each
+heavy GPU kernel gets a process of its own, which runs that kernel's production path at
+a tiny size under kernel_cache.compile_only: the same call site, so the same argument
+types and cache entry, compiled and not run. The light GPU kernels go the same way, a
+few per process, through a tiny proof's path:
 
-    phase 1  check_gN, accumulate_gN, reduce_gN,     one process each (N = 1, 2)
-             fixed_base_mul_gN, xyzz_to_affine_gN
-             cpu_check_gN, cpu_msm_gN, cpu_setup_gN  the CPU backend's point kernels, run
-    phase 2  gpu_prove, cpu_prove                    a tiny setup and proof, run: the light
-                                                     kernels left, and a check that all work
+    check_gN, accumulate_gN, reduce_gN,           one process each (N = 1, 2)
+    fixed_base_mul_gN, xyzz_to_affine_gN
+    gpu_field_1.., gpu_msm, gpu_ntt, gpu_groth16  the light GPU kernels, a few per process
+                                                  by package, compiled along a tiny proof
+    cpu_check_gN, cpu_msm_gN, cpu_setup_gN        the CPU backend's point kernels, run
+    cpu_prove    once the cpu_ tasks are done     a tiny setup and proof, run: the CPU's
+    gpu_prove    once the GPU tasks are done      light kernels left, and a check that
+                                                  all work (heavy kernels from the cache)
 
-Phase 2 runs once phase 1 is done, so that it finds the heavy kernels in the cache
-instead of compiling them again. Without a GPU only the CPU tasks run.
+Tasks start longest first, as a process frees up; a task waits only for the ones it
+needs. Without a GPU only the CPU tasks run.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -100,30 +105,81 @@ def _prove(gpu: bool) -> None:
     Prover(setup(r1cs, gpu=gpu), gpu=gpu).prove(witness)
 
 
-def _only(kernel: str, fn: Callable, *args) -> None:
-    """fn(*args) compiling ``kernel`` alone (kernel_cache.compile_only)."""
-    with kernel_cache.compile_only({kernel}):
+def _only(kernels: frozenset[str], fn: Callable, *args) -> None:
+    """fn(*args) compiling ``kernels`` alone (kernel_cache.compile_only)."""
+    with kernel_cache.compile_only(kernels):
         fn(*args)
 
 
-def _tasks(gpu: bool) -> list[list[tuple[str, Callable, tuple]]]:
+def _light(kernels: frozenset[str]) -> None:
+    """A tiny proof's path compiling ``kernels`` alone. Nothing runs, so what the host
+    reads back is garbage and its epilogue may refuse it (after the last launch):
+    that is expected here, and gpu_prove's real proof checks what was compiled."""
+    try:
+        _only(kernels, _prove, True)
+    except Exception:  # noqa: BLE001 (see the docstring)
+        pass
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    fn: Callable
+    args: tuple
+    after: tuple[str, ...] = ()  # tasks that must end first
+
+
+_HEAVY_GPU = ("check", "accumulate", "reduce", "fixed_base_mul", "xyzz_to_affine")
+
+
+_LIGHT_PER_TASK = 4  # light kernels per process: ~1-3 s each on one core
+
+
+def _light_groups() -> dict[str, frozenset[str]]:
+    """{"gpu_msm": {...}, "gpu_field_1": {...}, ...}: the GPU kernels that are not heavy
+    (_HEAVY_GPU), by the package below numba_cuzk that defines them, at most
+    _LIGHT_PER_TASK to a group (numbered where a package has more)."""
+    import importlib
+
+    from numba.core.registry import CPUDispatcher
+
+    for module in KERNEL_MODULES:
+        importlib.import_module(module)
+    heavy = {f"{kind}_{curve}" for kind in _HEAVY_GPU for curve in ("g1", "g2")}
+    groups: dict[str, set[str]] = {}
+    for kernel in kernel_cache._KERNELS:
+        name = kernel.py_func.__qualname__
+        if isinstance(kernel, CPUDispatcher) or name in heavy:
+            continue
+        groups.setdefault(f"gpu_{kernel.py_func.__module__.split('.')[1]}", set()).add(name)
+    split = {}
+    for group, names in sorted(groups.items()):
+        ordered = sorted(names)
+        parts = [ordered[i:i + _LIGHT_PER_TASK] for i in range(0, len(ordered), _LIGHT_PER_TASK)]
+        for i, part in enumerate(parts):
+            split[group if len(parts) == 1 else f"{group}_{i + 1}"] = frozenset(part)
+    return split
+
+
+def _tasks(gpu: bool) -> list[Task]:
+    """Every task, in the order they start: the longest chains first (G2's kernels; the
+    CPU tasks, which cpu_prove waits for), then G1's, then the light kernels."""
     cpu = []
-    for curve in ("G2", "G1"):  # G2 first: its kernels take longest
-        suffix = curve.lower()
-        cpu += [(f"cpu_check_{suffix}", _check, (curve, False)), (f"cpu_msm_{suffix}", _msm, (curve, False)),
-                (f"cpu_setup_{suffix}", _setup, (curve, False))]
-    last = [("cpu_prove", _prove, (False,))]
-    if not gpu:
-        return [cpu, last]
-    heavy = []
     for curve in ("G2", "G1"):
         suffix = curve.lower()
-        heavy += [(f"check_{suffix}", _only, (f"check_{suffix}", _check, curve, True)),
-                  (f"accumulate_{suffix}", _only, (f"accumulate_{suffix}", _msm, curve, True)),
-                  (f"reduce_{suffix}", _only, (f"reduce_{suffix}", _msm, curve, True)),
-                  (f"fixed_base_mul_{suffix}", _only, (f"fixed_base_mul_{suffix}", _setup, curve, True)),
-                  (f"xyzz_to_affine_{suffix}", _only, (f"xyzz_to_affine_{suffix}", _setup, curve, True))]
-    return [heavy + cpu, last + [("gpu_prove", _prove, (True,))]]
+        cpu += [Task(f"cpu_check_{suffix}", _check, (curve, False)), Task(f"cpu_msm_{suffix}", _msm, (curve, False)),
+                Task(f"cpu_setup_{suffix}", _setup, (curve, False))]
+    cpu_prove = Task("cpu_prove", _prove, (False,), after=tuple(t.name for t in cpu))
+    if not gpu:
+        return cpu + [cpu_prove]
+    paths = {"check": _check, "accumulate": _msm, "reduce": _msm, "fixed_base_mul": _setup, "xyzz_to_affine": _setup}
+    heavy = {curve: [Task(f"{kind}_{curve.lower()}", _only,
+                          (frozenset({f"{kind}_{curve.lower()}"}), paths[kind], curve, True)) for kind in _HEAVY_GPU]
+             for curve in ("G2", "G1")}
+    light = [Task(group, _light, (names,)) for group, names in _light_groups().items()]
+    gpu = heavy["G2"] + heavy["G1"] + light
+    gpu_prove = Task("gpu_prove", _prove, (True,), after=tuple(t.name for t in gpu))
+    return heavy["G2"] + cpu + heavy["G1"] + light + [cpu_prove, gpu_prove]
 
 
 KERNEL_MODULES = ("numba_cuzk.field.codec", "numba_cuzk.field.kernels", "numba_cuzk.curve.kernels",
@@ -143,33 +199,48 @@ def cache_report() -> dict:
     return kernel_cache.folder_report() | {"coverage": {t: list(kernel_cache.coverage(t)) for t in targets}}
 
 
-def _run_task(task: tuple[str, Callable, tuple]) -> TaskResult:
-    name, fn, args = task
+def _run_task(task: Task) -> TaskResult:
     start = time.perf_counter()
-    fn(*args)
+    task.fn(*task.args)
     stats = kernel_cache.compile_stats()
-    return TaskResult(name, time.perf_counter() - start, stats["compiled"], stats["loaded"])
+    return TaskResult(task.name, time.perf_counter() - start, stats["compiled"], stats["loaded"])
 
 
 def task_names(gpu: bool | None = None) -> list[str]:
     gpu = backend.cuda_available() if gpu is None else gpu
-    return [name for phase in _tasks(gpu) for name, _, _ in phase]
+    return [task.name for task in _tasks(gpu)]
 
 
 def compile_all(*, gpu: bool | None = None, processes: int | None = None,
                 on_done: Callable[[TaskResult], None] | None = None) -> list[TaskResult]:
     """Fill the kernel cache for this machine (the visible GPU when ``gpu``, default: when
-    there is one; the CPU backend always), ``processes`` at a time (default: one per
-    task, at most the CPU count), each task in a fresh process. ``on_done`` hears of each
-    task as it ends."""
+    there is one; the CPU backend always), ``processes`` at a time (default: the CPU
+    count), each task in a fresh process, started once the tasks it needs have ended.
+    ``on_done`` hears of each task as it ends. A task's error is raised once the tasks
+    already running have ended."""
     gpu = backend.cuda_available() if gpu is None else gpu
-    results = []
+    pending = _tasks(gpu)
     context = multiprocessing.get_context("spawn")  # a CUDA context does not survive fork
-    for phase in _tasks(gpu):
-        workers = processes or min(len(phase), os.cpu_count() or 1)
-        with context.Pool(workers, maxtasksperchild=1) as pool:
-            for result in pool.imap_unordered(_run_task, phase):
-                results.append(result)
-                if on_done is not None:
-                    on_done(result)
+    finished: queue.SimpleQueue = queue.SimpleQueue()
+    results: list[TaskResult] = []
+    done: set[str] = set()
+    running = 0
+    with context.Pool(processes or min(len(pending), os.cpu_count() or 1), maxtasksperchild=1) as pool:
+        while pending or running:
+            for task in [t for t in pending if done.issuperset(t.after)]:
+                pending.remove(task)
+                pool.apply_async(_run_task, (task,), callback=finished.put, error_callback=finished.put)
+                running += 1
+            if not running:
+                raise RuntimeError(f"compile tasks waiting on nothing: {[t.name for t in pending]}")
+            result = finished.get()
+            running -= 1
+            if isinstance(result, BaseException):
+                pool.close()
+                pool.join()
+                raise result
+            results.append(result)
+            done.add(result.name)
+            if on_done is not None:
+                on_done(result)
     return results

@@ -24,6 +24,8 @@ tables on the first proof), and nothing per proof: one MSM workspace per curve s
 that curve's MSMs, one scratch vector the three NTTs, run one vector at a time. It runs on
 one stream, plus a copy stream for the queries the plan streams from pinned host memory
 (their first chunks are queued before the matvec, so the copies overlap it and the NTTs).
+On a stream of its own, with nothing streamed, each slot's device work is captured once
+as a CUDA graph (cuda_graph.py) and replayed: one launch per proof instead of ~90.
 The host waits once, for the five MSMs' window sums, and combines each by Horner's rule
 (msm.to_point).
 A proof goes through the device in a ``ProofSlot`` (pinned witness and window-sum buffers,
@@ -35,12 +37,13 @@ on a copy stream, and queues the next proof's work, while this one computes.
 from __future__ import annotations
 
 import secrets
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from numba import cuda
 
-from numba_cuzk import backend
+from numba_cuzk import backend, cuda_graph
 from numba_cuzk.curve import ark
 from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.field import kernels as fk
@@ -85,6 +88,8 @@ class ProofSlot:
             self.ready = self.done = None
             self.sums = {name: np.empty(s, dtype=np.uint32) for name, s in sums_shapes.items()}
         self.windows: dict[str, tuple] = {}  # query -> (curve, c) of the enqueued MSMs
+        self.graph = None  # its device work as a CUDA graph (Prover.enqueue), and the graph's timer marks
+        self.graph_marks: list = []
 
     def load(self, witness: np.ndarray, stream, timer: PhaseTimer) -> None:
         """Copy ``witness`` into ``host`` (returns when that is done: the caller may drop
@@ -109,12 +114,14 @@ class Prover:
     proof): queries resident or streamed from pinned host memory (on ``copy_stream``, its
     own by default; ``streamed`` forces which, ``chunk`` their chunk in points), one
     MSM workspace per curve shared by all its MSMs, the work vectors, ``slots`` proof slots. Proofs enqueued on its stream run one after the other (its
-    buffers are reused). On the CPU the same buffers are numpy arrays (no plan).
+    buffers are reused). With ``graphs`` (default) and a ``stream`` of its own, each slot's
+    work is a CUDA graph, captured by ``warm_up`` or the slot's first proof. On the CPU the
+    same buffers are numpy arrays (no plan).
     """
 
     def __init__(self, pk: ProvingKey, *, gpu: bool | None = None, stream=None, slots: int = 1,
                  memory_budget: int | None = None, copy_stream=None, chunk: int | None = None,
-                 streamed: tuple[str, ...] | None = None) -> None:
+                 streamed: tuple[str, ...] | None = None, graphs: bool = True) -> None:
         self.pk = pk
         self.gpu = backend.cuda_available() if gpu is None else gpu
         self.stream = (stream or cuda.default_stream()) if self.gpu else None
@@ -142,6 +149,10 @@ class Prover:
         self.slots = [ProofSlot(pk.n_vars, shapes, self.gpu) for _ in range(slots)]
         self.omega_2n = FR.root_of_unity(pk.log_n + 1)
         self.epilogue_key = EpilogueKey.of(pk)
+        # a slot's device work as one CUDA graph, captured on its first enqueue: a stream of
+        # the Prover's own (the default one cannot be captured), nothing streamed (copies
+        # on a second stream would need joins inside the graph)
+        self.graphs = graphs and self.gpu and not self.memory.streamed and cuda_graph.capturable(self.stream)
 
     def _bases(self, points: np.ndarray, curve, streamed: bool):
         if not self.gpu:
@@ -173,12 +184,19 @@ class Prover:
     def warm_up(self) -> None:
         """The device work once, on the witness (1, 0, ..., 0): compiles every kernel and
         fills the NTT and MSM caches, so that the proofs after it time their work only
-        (a first proof's phases would otherwise hold seconds of compilation)."""
+        (a first proof's phases would otherwise hold seconds of compilation); then each
+        slot's graph is captured (graphs)."""
         witness = np.zeros((_N, self.pk.n_vars), dtype=np.uint32)
         witness[0, 0] = 1
         slot = self.slots[0]
         slot.load(witness, self.stream, PhaseTimer(self.stream))
-        self.device_work(slot, PhaseTimer(self.stream))
+        timer = PhaseTimer(self.stream)
+        self._steps(slot, timer)
+        if slot.done is not None:
+            slot.done.record(self.stream)
+        self.collect(slot, timer)
+        for slot in self.slots if self.graphs else ():
+            self._capture(slot)
 
     def public_inputs(self, witness: np.ndarray) -> list[int]:
         return from_limbs(np.ascontiguousarray(witness[:, 1:self.pk.n_public + 1]), FR)
@@ -195,12 +213,38 @@ class Prover:
         ``slot.sums``; returns once launched (on the CPU: once done). Proofs queued one
         behind the other share this prover's buffers safely: the stream runs them in order,
         and each downloads into its own slot."""
-        s, w, abc = self.stream, slot.device, self.abc
-        d = abc[0]  # ab - c, written over a
         for name in self.memory.streamed if self.gpu else ():  # the first chunks' copies overlap the matvec and NTTs
             self.bases[name].prefetch(self.copy_stream, self._transfer(name, timer))
         if slot.ready is not None:
-            slot.ready.wait(s)
+            slot.ready.wait(self.stream)
+        if self.graphs and slot.graph is None:
+            self._capture(slot)
+        if slot.graph is not None:
+            slot.graph.launch(self.stream)
+            timer.adopt(slot.graph_marks)
+        else:
+            self._steps(slot, timer)
+        if slot.done is not None:
+            slot.done.record(self.stream)
+
+    def _capture(self, slot: ProofSlot) -> None:
+        """``slot``'s steps as a CUDA graph, with the timer marks its replays record.
+        If the capture fails, this Prover launches directly from then on (one warning)."""
+        timer = PhaseTimer(self.stream, graph=True)
+        try:
+            with cuda_graph.capture(self.stream) as captured:
+                self._steps(slot, timer)
+        except Exception as error:  # noqa: BLE001 (the direct launches still work)
+            self.graphs = False
+            warnings.warn(f"numba-cuzk: CUDA graph capture failed ({error}); launching kernels directly",
+                          RuntimeWarning, stacklevel=3)
+            return
+        slot.graph, slot.graph_marks = captured.graph, timer.marks
+
+    def _steps(self, slot: ProofSlot, timer: PhaseTimer) -> None:
+        """Steps 1-3's launches for ``slot``, its downloads included, on this prover's stream."""
+        s, w, abc = self.stream, slot.device, self.abc
+        d = abc[0]  # ab - c, written over a
         with timer.phase("matvec"):
             fk.to_montgomery(w, w, stream=s)
             for row, csr in enumerate(self.csr):
@@ -227,8 +271,6 @@ class Prover:
                     r.sums.copy_to_host(slot.sums[name], stream=s)
                 else:
                     slot.sums[name][:] = r.sums
-        if slot.done is not None:
-            slot.done.record(s)
 
     def _msm(self, name: str, scalars, timer: PhaseTimer):
         bases, out, s = self.bases[name], self.points[name], self.stream

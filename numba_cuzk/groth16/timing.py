@@ -6,6 +6,10 @@
     with timer.host_phase("epilogue"): ...   # host work, on the host clock either way
     timer.intervals_ms()                 # [(name, start_ms, end_ms)] after the work ended
 
+A CUDA graph's phases (cuda_graph.py) are timed by a ``PhaseTimer(stream, graph=True)``
+used while capturing: its events become nodes of the graph, recorded again by every
+replay, and ``marks`` holds them; the timer of each replay ``adopt``s those marks.
+
 GPU intervals are relative to an anchor event recorded when the timer is made, so they
 measure device execution, not launch calls; ``anchor_host_ms`` (set by ``sync_anchor``)
 maps them onto the host monotonic clock. Recorded on an idle stream, the anchor completes
@@ -27,6 +31,8 @@ from contextlib import contextmanager
 
 from numba import cuda
 
+from numba_cuzk import cuda_graph
+
 
 def host_ms() -> float:
     """The host monotonic clock in ms (the timeline's clock)."""
@@ -34,16 +40,26 @@ def host_ms() -> float:
 
 
 class PhaseTimer:
-    def __init__(self, stream=None, clock=None) -> None:
+    def __init__(self, stream=None, clock=None, graph: bool = False) -> None:
         self.stream = stream
+        self.graph = graph
         self._marks: list = []  # (name, start event, end event) on the GPU
         self._host_marks: list = []  # (name, start, end) host ms
         self.anchor_host_ms: float | None = None
         self._anchor = None
         self._recorded_ms = host_ms()
-        if stream is not None:
+        if stream is not None and not graph:
             self._anchor = cuda.event()
             self._anchor.record(clock or stream)
+
+    @property
+    def marks(self) -> list:
+        """The GPU phases' (name, start event, end event), in launch order."""
+        return list(self._marks)
+
+    def adopt(self, marks: list) -> None:
+        """Time ``marks`` (a graph timer's) as phases of this timer: a replay's."""
+        self._marks.extend(marks)
 
     def sync_anchor(self) -> float:
         """Wait for the anchor event and map it to host ms: the time it was recorded, which
@@ -69,9 +85,10 @@ class PhaseTimer:
                 yield
             return
         start, end = cuda.event(), cuda.event()
-        start.record(stream or self.stream)
+        record = cuda_graph.record_event if self.graph else (lambda event, on: event.record(on))
+        record(start, stream or self.stream)
         yield
-        end.record(stream or self.stream)
+        record(end, stream or self.stream)
         self._marks.append((name, start, end))
 
     def intervals_ms(self, launched_ms: float | None = None) -> list[tuple[str, float, float]]:

@@ -148,15 +148,16 @@ def scatter(scalars, montgomery, c, windows, kinds, cursors, entries):
 
 # accumulate and reduce, the point kernels, exist once per curve (accumulate_g1, reduce_g2,
 # ...): the templates below with their free names (the curve's point formulas load, store,
-# xyzz_neg, xyzz_set_identity, add_mixed, add, dbl; X, the limbs of an XYZZ point;
+# xyzz_neg, xyzz_set_identity, add_mixed, add_unless_equal, dbl; X, the limbs of an XYZZ point;
 # operand_in_memory) bound by kernel_cache.specialize.
 #
 # Few call sites of point formulas: NVVM inlines the whole formula (with its doubling
 # branch) at every site, and a G2 site costs ~20 s of compilation. So reduce runs its
 # running sums, offset multiples and tree levels as a sequence of ``dst = s1 + s2``
 # operations on columns of the one ``points`` array, computed by a small state machine
-# around one ``xyzz_add`` and one ``xyzz_dbl`` (s1 = s2: the offset multiple's doublings,
-# at 6M + 3S instead of the addition's 4M and compare first).
+# around one ``xyzz_add_unless_equal`` and one ``xyzz_dbl`` (s1 = s2: the offset multiple's
+# doublings, at 6M + 3S instead of the addition's 4M and compare first; and the addition of
+# two equal sums): the addition's own doubling branch would be a second dbl site.
 
 
 def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points, chunk_buckets):
@@ -325,13 +326,15 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
             if target < 0:
                 break
             load(a, points, s1, 4)
-            if s1 == s2:  # a doubling (the offset multiple's c of them): dbl-2008-s
-                dbl(a, a)  # itself, not add-2008-s's 4M and compare before it
-            elif operand_in_memory:
-                add(a, a, points[:, s2])
-            else:
-                load(b, points, s2, 4)
-                add(a, a, b)
+            double = s1 == s2  # the offset multiple's c doublings: dbl-2008-s itself
+            if not double:
+                if operand_in_memory:
+                    double = not add_unless_equal(a, a, points[:, s2])
+                else:
+                    load(b, points, s2, 4)
+                    double = not add_unless_equal(a, a, b)
+            if double:  # also two equal sums: a is unchanged and a + a = 2a
+                dbl(a, a)
             store(points, target, a, 4)
         if segments == 0 and first <= per and count <= per:
             load(a, points, result, 4)
@@ -343,7 +346,7 @@ def _point_kernels(curve: CurveParams) -> dict:
     P = point_ops(curve)
     bindings = dict(
         X=4 * P.limbs, load=P.load, store=P.store, xyzz_neg=P.xyzz_neg, xyzz_set_identity=P.xyzz_set_identity,
-        add_mixed=P.xyzz_add_mixed, add=P.xyzz_add, dbl=P.xyzz_dbl,
+        add_mixed=P.xyzz_add_mixed, add_unless_equal=P.xyzz_add_unless_equal, dbl=P.xyzz_dbl,
         # reduce's second operand: G2 reads it from global memory where the formula needs it
         # (as accumulate's bases), as its 96 registers are what the kernel spills (ptxas sm_90
         # stack 1448 -> 1168 B before the dbl site); G1 loads it: 220 registers, 242 in place.
