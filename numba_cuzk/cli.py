@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import platform
 import signal
 import sys
@@ -194,6 +195,20 @@ def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min
                   f"{time.perf_counter() - start:.1f} s")
 
 
+def _compile_first(cpu: bool) -> None:
+    """On a GPU machine's first run of this version of the code: every GPU kernel compiled
+    in parallel processes before the command's work (precompile.first_run_on_gpu)."""
+    from numba_cuzk.engine import precompile
+
+    if cpu or not precompile.first_run_on_gpu():
+        return
+    start = time.perf_counter()
+    with _spinner(f"first run here: compiling the GPU kernels in {os.cpu_count()} processes, once"):
+        precompile.compile_all(cpu_backend=False)
+    typer.echo(f"compiled the GPU kernels into {kernel_cache.cache_dir()} in {time.perf_counter() - start:.0f} s",
+               err=True)
+
+
 @app.command()
 def selfcheck(
     count: int = typer.Option(1000, "--count", "-n", min=0, help="Random elements per field, besides the edge values."),
@@ -237,6 +252,7 @@ def demo(
 
     _circuit_name(circuit)
     gpu = False if cpu else None
+    _compile_first(cpu)
     with console.status("starting") as status, warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*under-utilization")
         report = run_demo(circuit, log_constraints, proofs, gpu, progress=lambda step: status.update(step))
@@ -391,6 +407,7 @@ def prove(
     Prints the time of each step and of the prover's phases."""
     from numba_cuzk.groth16.files import prove_files
 
+    _compile_first(cpu)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*under-utilization")  # small circuits, small grids
         result = prove_files(zkey, witness, proof, public, r1cs_path=r1cs, gpu=False if cpu else None,
@@ -487,6 +504,8 @@ def run(
     check_out(out)
     if timeline_file:
         check_writable(timeline_file)
+    if scheduler is None:
+        _compile_first(cpu)
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(_connect(scheduler)) if scheduler is not None else None
         plan, pk = _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, as_json)

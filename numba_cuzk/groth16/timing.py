@@ -6,6 +6,11 @@
     with timer.host_phase("epilogue"): ...   # host work, on the host clock either way
     timer.intervals_ms()                 # [(name, start_ms, end_ms)] after the work ended
 
+A pipeline's timers share a device's ``ClockAnchor`` instead (``PhaseTimer(stream,
+anchor=...)``): one mapping for all its partitions, so that they line up with each other
+(per-timer anchors each carry their own error, and partitions queued ahead of the device,
+as CUDA graphs are, overlapped by up to 5 ms on the H200's timeline).
+
 A CUDA graph's phases (cuda_graph.py) are timed by a ``PhaseTimer(stream, graph=True)``
 used while capturing: its events become nodes of the graph, recorded again by every
 replay, and ``marks`` holds them; the timer of each replay ``adopt``s those marks.
@@ -26,6 +31,7 @@ holds every mapped interval inside its host bracket.
 
 from __future__ import annotations
 
+import threading
 import time
 from contextlib import contextmanager
 
@@ -39,14 +45,46 @@ def host_ms() -> float:
     return time.monotonic_ns() / 1e6
 
 
+class ClockAnchor:
+    """An event recorded on ``clock`` (a stream kept idle) and the host ms it was recorded
+    at, refreshed after ``refresh_s`` (elapsed times are float ms: ~1 us resolution within
+    10 s). Of ``tries`` records the one whose call returned soonest is kept: its host time
+    is off by at most that call's duration (recorded in ``error_ms``)."""
+
+    def __init__(self, clock, refresh_s: float = 10.0, tries: int = 3) -> None:
+        self.clock, self.refresh_s, self.tries = clock, refresh_s, tries
+        self._lock = threading.Lock()
+        self._current: tuple | None = None
+        self.error_ms = 0.0
+
+    def current(self) -> tuple:
+        """(event, host ms) of the anchor in force (thread-safe)."""
+        with self._lock:
+            if self._current is None or host_ms() - self._current[1] > 1e3 * self.refresh_s:
+                best = None
+                for _ in range(self.tries):
+                    event = cuda.event()
+                    before = host_ms()
+                    event.record(self.clock)
+                    after = host_ms()
+                    if best is None or after - before < best[2]:
+                        best = (event, before, after - before)
+                best[0].synchronize()
+                self._current, self.error_ms = (best[0], best[1]), best[2]
+            return self._current
+
+
 class PhaseTimer:
-    def __init__(self, stream=None, clock=None, graph: bool = False) -> None:
+    def __init__(self, stream=None, clock=None, graph: bool = False, anchor: ClockAnchor | None = None) -> None:
         self.stream = stream
         self.graph = graph
         self._marks: list = []  # (name, start event, end event) on the GPU
         self._host_marks: list = []  # (name, start, end) host ms
         self.anchor_host_ms: float | None = None
         self._anchor = None
+        if stream is not None and anchor is not None:
+            self._anchor, self._recorded_ms = anchor.current()
+            return
         self._recorded_ms = host_ms()
         if stream is not None and not graph:
             self._anchor = cuda.event()

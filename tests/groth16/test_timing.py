@@ -59,3 +59,30 @@ def test_a_delayed_anchor_is_raised_to_the_launch(timer):
     """The anchor's record was held up (it completed later than the host read): the
     phase cannot start before the host launched it, at 110 ms."""
     assert timer.intervals_ms(launched_ms=110.0) == [("msm", 110.0, 113.0)]
+
+
+def test_timers_sharing_a_clock_anchor_map_alike(monkeypatch):
+    """Two timers on one ClockAnchor use its one event and host time, so their phases line
+    up with each other whatever happens between them; of the anchor's three records, the
+    one whose call returned soonest is kept (host 110 -> 111: 1 ms, against 5 and 3)."""
+    monkeypatch.setattr(timing, "cuda", FakeCuda([0.0, 10.0, 20.0, 30.0, 34.0, 40.0, 43.0]))
+    host = iter([100.0, 105.0, 110.0, 111.0, 120.0, 123.0, 130.0])
+    monkeypatch.setattr(timing, "host_ms", lambda: next(host))
+    anchor = timing.ClockAnchor(clock=object(), refresh_s=60)
+    first, second = (timing.PhaseTimer(stream=object(), anchor=anchor) for _ in range(2))
+    assert anchor.error_ms == 1.0
+    for t, name in ((first, "a"), (second, "b")):
+        assert t.sync_anchor() == 110.0  # the kept record's host time (device 10 ms)
+        with t.phase(name):
+            pass
+    assert first.intervals_ms() == [("a", 130.0, 134.0)]
+    assert second.intervals_ms() == [("b", 140.0, 143.0)]
+
+
+def test_a_clock_anchor_is_refreshed_once_old(monkeypatch):
+    monkeypatch.setattr(timing, "cuda", FakeCuda([0.0, 50.0]))
+    host = iter([0.0, 0.0, 20_000.0, 20_000.0, 20_000.0, 20_000.0])
+    monkeypatch.setattr(timing, "host_ms", lambda: next(host))
+    anchor = timing.ClockAnchor(clock=object(), refresh_s=10, tries=1)
+    assert anchor.current()[1] == 0.0
+    assert anchor.current()[1] == 20_000.0  # 20 s later: a new record

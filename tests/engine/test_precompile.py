@@ -1,0 +1,57 @@
+"""`numba-cuzk compile`'s task graph and scheduler, and the first-run rule (no kernels
+compiled here: tiny stand-in tasks)."""
+
+from __future__ import annotations
+
+import time
+
+from numba_cuzk import backend, kernel_cache
+from numba_cuzk.engine import precompile
+
+
+def test_tasks_wait_only_for_what_they_need():
+    tasks = {t.name: t for t in precompile._tasks(gpu=True)}
+    cpu = {n for n in tasks if n.startswith("cpu_") and n != "cpu_prove"}
+    gpu = {n for n in tasks if not n.startswith("cpu_") and n != "gpu_prove"}
+    assert set(tasks["cpu_prove"].after) == cpu
+    assert set(tasks["gpu_prove"].after) == gpu
+    assert all(not tasks[n].after for n in cpu | gpu)
+    assert {"check_g2", "reduce_g2", "accumulate_g2", "gpu_ntt", "gpu_msm"} <= gpu
+    names = list(tasks)
+    assert names.index("check_g2") < names.index("cpu_check_g2") < names.index("check_g1") < names.index("gpu_ntt")
+
+
+def test_gpu_only_tasks_leave_the_cpu_backend_out():
+    names = precompile.task_names(gpu=True, cpu_backend=False)
+    assert not [n for n in names if n.startswith("cpu_")] and names[-1] == "gpu_prove"
+    assert precompile.task_names(gpu=False) == [t.name for t in precompile._tasks(gpu=False)]
+    assert all(n.startswith("cpu_") for n in precompile.task_names(gpu=False))
+
+
+def test_light_groups_cover_every_light_gpu_kernel_once():
+    groups = precompile._light_groups()
+    names = [n for g in groups.values() for n in g]
+    assert len(names) == len(set(names)) and all(len(g) <= precompile._LIGHT_PER_TASK for g in groups.values())
+    assert {"classify", "scan", "scatter", "gpu_pass_radix4", "csr_matvec_rows", "mul_sub_fr"} <= set(names)
+    assert not {"check_g2", "reduce_g1", "accumulate_g2"} & set(names)
+
+
+def test_compile_all_starts_a_task_once_its_needs_have_ended(monkeypatch):
+    tasks = [precompile.Task("slow", time.sleep, (0.6,)), precompile.Task("quick", time.sleep, (0.0,)),
+             precompile.Task("after_slow", time.sleep, (0.0,), after=("slow",))]
+    monkeypatch.setattr(precompile, "_tasks", lambda gpu, cpu_backend=True: list(tasks))
+    ended = []
+    precompile.compile_all(gpu=False, processes=2, on_done=lambda r: ended.append(r.name))
+    assert ended.index("after_slow") > ended.index("slow")
+    assert ended.index("quick") < ended.index("slow")
+
+
+def test_the_first_run_on_a_gpu_machine_is_told_once(monkeypatch, tmp_path):
+    folder = tmp_path / "cache" / "key"
+    monkeypatch.setattr(kernel_cache, "cache_dir", lambda: folder)
+    monkeypatch.setattr(backend, "cuda_available", lambda: True)
+    assert precompile.first_run_on_gpu() and folder.is_dir()
+    assert not precompile.first_run_on_gpu()  # the folder now exists
+    monkeypatch.setattr(backend, "cuda_available", lambda: False)
+    monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path / "other")
+    assert not precompile.first_run_on_gpu()  # no GPU: the first proof compiles what it uses
