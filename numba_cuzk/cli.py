@@ -241,7 +241,7 @@ def demo(
     circuit: str = typer.Option("mimc", "--circuit", help="Built-in circuit: mimc, merkle or bit_heavy."),
     log_constraints: int = typer.Option(10, "--log-constraints", "-k", min=4, max=24,
                                         help="Size: at most 2^K constraints."),
-    proofs: int = typer.Option(2, "--proofs", min=1, help="Proofs to make (the first includes compilation)."),
+    proofs: int = typer.Option(2, "--proofs", min=1, help="Proofs to make (the first loads the kernels from the cache)."),
     cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:

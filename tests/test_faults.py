@@ -29,7 +29,7 @@ N_PUBLIC = read_shape(KEY_PATH).n_public
 
 
 def _driver(mode: str, first: Path, second: Path, *extra: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_ENABLE_CUDASIM": "1"}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "NUMBA_ENABLE_CUDASIM": "1"}
     return subprocess.Popen([sys.executable, "-m", "tests.fault_driver", mode, str(first), str(second), *extra],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

@@ -46,7 +46,8 @@ def run(script: str, cache: Path, root: Path = ROOT, simulator: bool = False) ->
     """Run ``script`` in a fresh interpreter importing numba_cuzk from ``root``; its last
     stdout line (JSON) and its stderr."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    env.update(NUMBA_CUZK_CACHE_DIR=str(cache), PYTHONPATH=str(root), PYTHONWARNINGS="default")
+    path = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])  # the rest: wheels beside (the H200's)
+    env.update(NUMBA_CUZK_CACHE_DIR=str(cache), PYTHONPATH=path, PYTHONWARNINGS="default")
     if simulator:
         env["NUMBA_ENABLE_CUDASIM"] = "1"
     done = subprocess.run([sys.executable, "-c", script], env=env, cwd=root, capture_output=True, text=True,

@@ -11,7 +11,7 @@
                 the chunk's bucket (chunk_buckets); per range of ONES_PER scalars: the sum
                 of the bases whose scalar is 1 (the 0/1 fast path, cuzk's batch_add)
     reduce      combine mode, launched once per level: a bucket's chunk sums added in
-                groups of SUM_PER, strides 1, 16, 256, ... until its first chunk holds
+                groups of COMBINE_PER, strides 1, 16, 256, ... until its first chunk holds
                 the bucket sum (a giant bucket costs log16(chunks) rounds, not one thread
                 adding all its chunks); segment mode, per (window, segment of buckets):
                 running sums plus the segment's offset multiple, unweighted; level mode,
@@ -53,7 +53,12 @@ SCAN_THREADS = 1 if SIMULATOR else 256
 # The simulator runs one segment per window.
 SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 32
 ONES_PER = 64  # indices per thread of the 0/1 path
-SUM_PER = 16  # points per thread and level of the final sum
+COMBINE_PER = 16  # chunk sums per thread and round of a giant bucket's combine
+# points per thread and level of the windows' final sums: each level is SUM_PER - 1
+# serial additions per thread (a G2 XYZZ addition is ~70 us on one H200 thread), so 4
+# (five levels at 2^20: 3 additions in a row each) against 16 (three: 15 each); with the
+# proof's launches in a CUDA graph the extra launches cost the host nothing
+SUM_PER = 4
 SIGN_BIT = np.uint32(1 << 31)
 INDEX_MASK = np.uint32((1 << 31) - 1)
 _U31 = np.uint32(31)

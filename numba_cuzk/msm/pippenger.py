@@ -27,10 +27,10 @@
 GPU pipeline (kernels.py, on ``stream``): classify -> scan -> scatter (counting sort of
 the signed digits by bucket) -> accumulate (chunks of one bucket, mixed adds; and the 0/1
 sums) -> combine (each bucket's chunk sums, 16 at a time, log16(n / chunk) launches) ->
-reduce (running sums per segment of buckets, unweighted) -> reduce levels (sums of 16
-points within each window until one per window is left, copied to ``out``; the 0/1 sums
-count as window 0's): 6 + log16(n / chunk) + log16(n/64 + segments) launches, 12-16 at
-2^16-2^24. The window plan is plan.py's (override with ``window``/``chunk``/``segment``).
+reduce (running sums per segment of buckets, unweighted) -> reduce levels (sums of
+SUM_PER = 4 points within each window until one per window is left, copied to ``out``;
+the 0/1 sums count as window 0's): 5 + log16(n / chunk) + log4(n/64 + segments) launches,
+14-20 at 2^16-2^24. The window plan is plan.py's (override with ``window``/``chunk``/``segment``).
 
 0/1 fast path: always on (threshold 0). classify writes a byte per scalar (0, 1, other);
 only "other" scalars get digits; the bases of scalars 1 are summed by accumulate's extra
@@ -279,8 +279,8 @@ def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream) -> None:
     stride = 1
     while stride < -(-n // plan.chunk):  # a bucket has at most ceil(n / chunk) chunks
         reduce[_grid(ws.ones0), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c,
-                                                   plan.max_chunks, -1, 0, 0, stride, 0, 0, K.SUM_PER, 0, out)
-        stride *= K.SUM_PER
+                                                   plan.max_chunks, -1, 0, 0, stride, 0, 0, K.COMBINE_PER, 0, out)
+        stride *= K.COMBINE_PER
     items = windows * ws.segments
     reduce[_grid(items), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c, plan.max_chunks,
                                             ws.segments, ws.seg0, ws.tmp0, 0, 0, 0, 1, 0, out)

@@ -142,6 +142,29 @@ def test_a_marker_outside_its_bracket_is_reported(tmp_path):
     assert clock["bound_ns"][0] < -900_000  # the mapped marker ends ~1 ms before its bracket
 
 
+def test_a_held_up_marker_does_not_widen_the_bound(tmp_path):
+    """The host stalls 5 ms inside one marker's bracket (a loaded machine): that bracket's
+    bound is 5 ms wide, its check's others are a few us, and the check's narrowest counts."""
+    cupti, calls = FakeCupti(), []
+
+    def marker(device):
+        cupti.marker(device)
+        calls.append(device)
+        if len(calls) == 2:
+            stall = now_ns() + 5_000_000
+            while now_ns() < stall:
+                pass
+
+    path = tmp_path / "t.jsonl"
+    with TimelineWriter(path) as writer:
+        trace = kt.KernelTrace.start(Recorder(writer), [0], load=lambda: cupti, marker=marker)
+        trace.stop()
+    (clock,) = reader.read(path).of("cupti_clock")
+    assert len(calls) == 2 * kt.MARKS_PER_CHECK and clock["markers_fit"] is True
+    low, high = clock["bound_ns"]
+    assert low <= 0 <= high and high - low < 1_000_000, clock
+
+
 def test_interpolation_between_calibrations():
     first, last = kt.Calibration(1_000, 100, 5), kt.Calibration(3_000, 300, 5)
     stamps = np.array([600, 1_100, 2_200, 3_400, 9_300])  # host 500, 1000, 2000 (offset 200), 3100, 9000

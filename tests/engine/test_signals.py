@@ -18,7 +18,7 @@ from tests.engine.conftest import witness
 from tests.engine.keys import KEY_PATH
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_ENABLE_CUDASIM": "1"}
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "NUMBA_ENABLE_CUDASIM": "1"}
 
 
 def _children(pid: int) -> set[int]:
