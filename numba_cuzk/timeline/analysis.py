@@ -63,8 +63,13 @@ phase_gap   inside a kernel phase (kernel records only): the host had not launch
             phase's next kernel yet, a launch gap that the phase figure counts as busy
 launch      a partition is in flight here (picked up, its device work not yet seen done):
             host work before or between kernel launches that no event above explains
-dispatch    nothing in flight here, yet a partition is queued: all GPU workers are busy
-            elsewhere (an epilogue outside the lock, say)
+staging     nothing in flight here while a partition for it is being staged (its witness
+            copied into a pinned slot and uploaded): the device waits for the stager
+pickup      nothing in flight here, a partition is staged for it, and no GPU worker has
+            taken it yet: the workers are busy elsewhere, or cannot run (another thread
+            holds the GIL: an epilogue's pairing check, say)
+dispatch    nothing in flight here, yet a partition is queued and not staged: every slot
+            holds a proof in flight, or the stager is behind
 starvation  nothing in flight here and the queue is empty: synthesis is behind
 ==========  ==============================================================================
 
@@ -87,8 +92,8 @@ from numba_cuzk.timeline import intervals as iv
 from numba_cuzk.timeline.reader import Timeline
 
 WINDOWS = ("whole", "steady")
-CAUSES = ("download", "upload", "alloc", "sync", "epilogue", "lock_wait", "phase_gap", "launch", "dispatch",
-          "starvation")
+CAUSES = ("download", "upload", "alloc", "sync", "epilogue", "lock_wait", "phase_gap", "launch", "staging",
+          "pickup", "dispatch", "starvation")
 
 Key = tuple[str, int]  # (job, partition)
 
@@ -348,6 +353,14 @@ def _in_flight(events: dict[str, list[dict]], device: int, end_ms: float) -> np.
                         for e in events["picked_up"] if e["device"] == device])
 
 
+def _awaiting_pickup(events: dict[str, list[dict]], device: int) -> np.ndarray:
+    """Per partition staged for ``device``: [its staging's end, its pickup], when it was
+    picked up later than it was staged."""
+    picked = {_key(e): e["t_ms"] for e in events["picked_up"] if e["device"] == device}
+    return iv.as_array([(e["end_ms"], picked[_key(e)]) for e in events["staging"]
+                        if e.get("device") == device and picked.get(_key(e), -math.inf) > e["end_ms"]])
+
+
 def _device_figures(events: dict[str, list[dict]], device: int, start_ms: float, end_ms: float,
                     queue: np.ndarray, records: np.ndarray | None) -> DeviceFigures:
     """Figures 1-4 and 6 for ``device`` over [start_ms, end_ms]; ``records``: the union of
@@ -364,7 +377,8 @@ def _device_figures(events: dict[str, list[dict]], device: int, start_ms: float,
     conditions = {
         "download": union("download"), "upload": iv.intersect(union("staging"), in_flight),
         "alloc": union("alloc"), "sync": union("sync"), "epilogue": union("epilogue", in_lock=True),
-        "lock_wait": union("lock_wait"), "phase_gap": phases, "launch": in_flight,
+        "lock_wait": union("lock_wait"), "phase_gap": phases, "launch": in_flight, "staging": union("staging"),
+        "pickup": iv.union(iv.clip(_awaiting_pickup(events, device), start_ms, end_ms)),
     }
     gaps = _attribute(start_ms, end_ms, busy, held, conditions, queue)
     samples = np.array([e["util_pct"] for e in events["nvml"]

@@ -127,9 +127,9 @@ def test_overlapping_activities_go_to_the_first_cause(tmp_path):
 
 
 def test_staging_counts_as_upload_only_while_a_partition_waits_for_it(tmp_path):
-    """The next partition's upload during an epilogue outside the lock is not why the
-    device idles (nothing is in flight: dispatch); once the partition is picked up and
-    its kernels wait for the rest of the upload, it is."""
+    """Nothing in flight while the next partition is queued and not yet staged: dispatch;
+    then while it is staged (nothing in flight still): staging; once it is picked up and
+    its kernels wait for the rest of the upload: upload."""
     path = tmp_path / "t.jsonl"
     first, second = ({"job": "j", "partition": p, "device": 0} for p in (0, 1))
     with TimelineWriter(path) as w:
@@ -144,7 +144,27 @@ def test_staging_counts_as_upload_only_while_a_partition_waits_for_it(tmp_path):
         w.interval("lock_held", 30, 50, **second, gpu_worker=0)
         w.kernel("msm", 40, 50, **second)
     d = analyze(read(path)).devices[0]
-    assert d.gaps == [(10, 30, "dispatch"), (30, 40, "upload")]
+    assert d.gaps == [(10, 20, "dispatch"), (20, 30, "staging"), (30, 40, "upload")]
+
+
+def test_a_staged_partition_waiting_for_a_worker_is_pickup(tmp_path):
+    """Staged at 20, picked up at 35 (its worker held up: an epilogue's GIL on the H200):
+    the device's idle from 20 to 35 is pickup, the staging before it staging."""
+    path = tmp_path / "t.jsonl"
+    first, second = ({"job": "j", "partition": p, "device": 0} for p in (0, 1))
+    with TimelineWriter(path) as w:
+        for ids in (first, second):
+            w.instant("queued", at_ms=0, job="j", partition=ids["partition"])
+        w.instant("picked_up", at_ms=0, **first, gpu_worker=0)
+        w.interval("lock_held", 0, 10, **first, gpu_worker=0)
+        w.kernel("msm", 0, 10, **first)
+        w.interval("staging", 5, 20, **second)
+        w.interval("epilogue", 10, 35, **first, in_lock=False)
+        w.instant("picked_up", at_ms=35, **second, gpu_worker=1)
+        w.interval("lock_held", 35, 50, **second, gpu_worker=1)
+        w.kernel("msm", 36, 50, **second)
+    d = analyze(read(path)).devices[0]
+    assert d.gaps == [(10, 20, "staging"), (20, 35, "pickup"), (35, 36, "launch")]
 
 
 def test_work_queued_behind_the_previous_partition(tmp_path):
