@@ -130,26 +130,21 @@ def test_staging_counts_as_upload_only_while_a_partition_waits_for_it(tmp_path):
     """Nothing in flight while the next partition is queued and not yet staged: dispatch;
     then while it is staged (nothing in flight still): staging; once it is picked up and
     its kernels wait for the rest of the upload: upload."""
-    path = tmp_path / "t.jsonl"
-    first, second = ({"job": "j", "partition": p, "device": 0} for p in (0, 1))
-    with TimelineWriter(path) as w:
-        for ids in (first, second):
-            w.instant("queued", at_ms=0, job="j", partition=ids["partition"])
-        w.instant("picked_up", at_ms=0, **first, gpu_worker=0)
-        w.interval("lock_held", 0, 10, **first, gpu_worker=0)
-        w.kernel("msm", 0, 10, **first)
-        w.interval("epilogue", 10, 30, **first, in_lock=False)
-        w.interval("staging", 20, 40, **second)
-        w.instant("picked_up", at_ms=30, **second, gpu_worker=0)
-        w.interval("lock_held", 30, 50, **second, gpu_worker=0)
-        w.kernel("msm", 40, 50, **second)
-    d = analyze(read(path)).devices[0]
+    d = _second_partition(tmp_path, staging=(20, 40), epilogue_end=30, picked_up=30, kernel_start=40, worker=0)
     assert d.gaps == [(10, 20, "dispatch"), (20, 30, "staging"), (30, 40, "upload")]
 
 
 def test_a_staged_partition_waiting_for_a_worker_is_pickup(tmp_path):
     """Staged at 20, picked up at 35 (its worker held up: an epilogue's GIL on the H200):
     the device's idle from 20 to 35 is pickup, the staging before it staging."""
+    d = _second_partition(tmp_path, staging=(5, 20), epilogue_end=35, picked_up=35, kernel_start=36, worker=1)
+    assert d.gaps == [(10, 20, "staging"), (20, 35, "pickup"), (35, 36, "launch")]
+
+
+def _second_partition(tmp_path, staging, epilogue_end, picked_up, kernel_start, worker):
+    """Partition 0 runs 0-10 (then its epilogue outside the lock until ``epilogue_end``);
+    partition 1, queued at 0, is staged over ``staging``, picked up by GPU worker
+    ``worker`` at ``picked_up`` and runs from ``kernel_start`` to 50. Its device's figures."""
     path = tmp_path / "t.jsonl"
     first, second = ({"job": "j", "partition": p, "device": 0} for p in (0, 1))
     with TimelineWriter(path) as w:
@@ -158,13 +153,12 @@ def test_a_staged_partition_waiting_for_a_worker_is_pickup(tmp_path):
         w.instant("picked_up", at_ms=0, **first, gpu_worker=0)
         w.interval("lock_held", 0, 10, **first, gpu_worker=0)
         w.kernel("msm", 0, 10, **first)
-        w.interval("staging", 5, 20, **second)
-        w.interval("epilogue", 10, 35, **first, in_lock=False)
-        w.instant("picked_up", at_ms=35, **second, gpu_worker=1)
-        w.interval("lock_held", 35, 50, **second, gpu_worker=1)
-        w.kernel("msm", 36, 50, **second)
-    d = analyze(read(path)).devices[0]
-    assert d.gaps == [(10, 20, "staging"), (20, 35, "pickup"), (35, 36, "launch")]
+        w.interval("epilogue", 10, epilogue_end, **first, in_lock=False)
+        w.interval("staging", *staging, **second)
+        w.instant("picked_up", at_ms=picked_up, **second, gpu_worker=worker)
+        w.interval("lock_held", picked_up, 50, **second, gpu_worker=worker)
+        w.kernel("msm", kernel_start, 50, **second)
+    return analyze(read(path)).devices[0]
 
 
 def test_work_queued_behind_the_previous_partition(tmp_path):
