@@ -12,6 +12,7 @@ from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.groth16 import memory, pairing
 from numba_cuzk.groth16.memory import KeyShape, KeyTooLarge, plan_memory, plan_with
 from numba_cuzk.msm import Workspace, workspace_bytes
+from numba_cuzk.msm.kernels import SUM_PER
 from numba_cuzk.msm.plan import make_plan
 from numba_cuzk import ntt
 from tests.conftest import SIMULATOR
@@ -50,7 +51,8 @@ def test_workspace_bytes_by_hand_and_as_allocated():
     assert (plan.windows, plan.buckets, plan.chunk, plan.max_chunks) == (w, b, 128, chunks)
     ints = 4 * (w * b + w * (b + 1) + w * b + w * (b + 1) + w * chunks)  # counts, offsets, cursors, chunk offsets
     # points: chunk sums, 0/1 sums, one segment per window, 3 reduce slots each, two level regions
-    slots = w * chunks + 16 + w + 3 * w + 2 * (2 + (w - 1))  # window 0's level: 16 + 1 points, 2 sums
+    # window 0's first level: 16 + 1 points in ceil(17 / SUM_PER) sums; the others' 1 point, 1 sum
+    slots = w * chunks + 16 + w + 3 * w + 2 * (-(-17 // SUM_PER) + (w - 1))
     want = 1000 + ints + 4 * w * 1000 + 4 * 48 * slots
     assert workspace_bytes(G1, plan, host_scalars=False) == want
     assert workspace_bytes(G1, plan) == want + 32 * 1000
