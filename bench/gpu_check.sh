@@ -10,7 +10,8 @@
 #   `numba-cuzk compile` fills the kernel cache first, and with pytest-xdist the tests run
 #   in $GPU_TEST_WORKERS processes (default 8), which compile the tests' own kernels
 #   side by side: one process took over 330 s for the first 15 tests' G2 kernels.
-#   bench/gpu_check.sh COMMIT startup     bench.startup (compile_all_s, 3 runs each into an
+#   bench/gpu_check.sh COMMIT startup     bench.compile_probe (one kernel's compile on one core:
+#   the host's yardstick), bench.startup (compile_all_s, 3 runs each into an
 #   empty folder; warm-cache cold proves, the cache left in $NUMBA_CUZK_CACHE_DIR; a first
 #   prove with an empty cache), then one warm prove under cProfile ($OUT/warm-prove.txt)
 #   bench/gpu_check.sh COMMIT engine      bench.engine, the measured configuration of the
@@ -61,6 +62,7 @@ for arg in "$@"; do
     if [ "$arg" = startup ]; then
         echo "=== startup: bench.startup"
         lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket)" | tee "$out/host.txt"
+        python3 -m bench.compile_probe --out "$out/startup.json" 2>&1 | grep compile_probe  # this host's compile speed
         python3 -m bench.startup --compile-runs 3 --warm-cache "${NUMBA_CUZK_CACHE_DIR:-$HOME/.cache/numba-cuzk}" \
             --out "$out/startup.json" 2>&1 | tee "$out/startup.log" || status=1
         (cd "$(mktemp -d)" && python3 -m numba_cuzk.cli setup --circuit mimc -k 14 --witness C.wtns --zkey C.zkey \
