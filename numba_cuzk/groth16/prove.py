@@ -58,7 +58,7 @@ from numba_cuzk.groth16.timing import PhaseTimer
 from numba_cuzk.groth16.witness import validate_witness
 from numba_cuzk.msm import StreamedBases, WindowSums, Workspace, host_bases, msm, to_point, upload_bases
 from numba_cuzk.msm.plan import make_plan
-from numba_cuzk.ntt import shift_to_coset
+from numba_cuzk.ntt import cached_arrays, shift_to_coset
 
 _N = FR.limbs
 STREAM_PHASES = frozenset(f"stream_{name}" for name in memory.QUERIES)  # copies on the copy stream, not kernels
@@ -153,6 +153,7 @@ class Prover:
         # the Prover's own (the default one cannot be captured), nothing streamed (copies
         # on a second stream would need joins inside the graph)
         self.graphs = graphs and self.gpu and not self.memory.streamed and cuda_graph.capturable(self.stream)
+        self.graph_tables: list = []
 
     def _bases(self, points: np.ndarray, curve, streamed: bool):
         if not self.gpu:
@@ -240,6 +241,7 @@ class Prover:
                           RuntimeWarning, stacklevel=3)
             return
         slot.graph, slot.graph_marks = captured.graph, timer.marks
+        self.graph_tables = cached_arrays()  # the NTT tables the graphs read, kept while they live
 
     def _steps(self, slot: ProofSlot, timer: PhaseTimer) -> None:
         """Steps 1-3's launches for ``slot``, its downloads included, on this prover's stream."""

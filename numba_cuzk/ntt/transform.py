@@ -156,10 +156,21 @@ def clear_cache() -> None:
 
 def cached_bytes() -> int:
     """Bytes held by the device caches (tables and workspaces)."""
+    return sum(int(a.size) * 4 for a in _device_arrays(constants=False))
+
+
+def cached_arrays() -> list:
+    """Every device array the caches hold now. A CUDA graph that reads them must keep them:
+    the caches may drop theirs (the coset tables' eviction, clear_cache) and the graph
+    holds bare pointers."""
+    return _device_arrays(constants=True)
+
+
+def _device_arrays(constants: bool) -> list:
     arrays = [t for (side, *_), ts in _tables.items() if side is not None for t in ts]
     arrays += [t for (side, *_), t in _cosets.items() if side is not None]
-    arrays += list(_workspaces.values())
-    return sum(int(a.size) * 4 for a in arrays)
+    arrays += [t for (side, _), t in _constants.items() if side is not None] if constants else []
+    return arrays + list(_workspaces.values())
 
 
 def _side(on_device: bool):

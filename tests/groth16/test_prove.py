@@ -238,3 +238,30 @@ def test_graph_replays_match_direct_launches():
             assert all(a[2] <= b[1] + 1e-3 for a, b in zip(phases, phases[1:]))
     proof = graphed.prove(witnesses[0])  # prove() on slot 0, its graph again; raises unless it verifies
     assert pairing.verify(pk.verifying_key, graphed.public_inputs(witnesses[0]), proof)
+
+
+def test_a_captured_graph_keeps_the_ntt_tables_it_reads(monkeypatch):
+    """A graph holds bare pointers: the Prover keeps every NTT table cached at capture,
+    so that the coset cache's eviction or clear_cache cannot free what a replay reads."""
+    from contextlib import contextmanager
+    from types import SimpleNamespace
+
+    from numba_cuzk import cuda_graph, ntt
+
+    ntt.clear_cache()
+    values = cuda.to_device(np.zeros((8, 16), dtype=np.uint32))
+    ntt.shift_to_coset(values, 7, workspace=cuda.device_array((8, 16), dtype=np.uint32))
+    tables = ntt.cached_arrays()
+    assert len(tables) >= 3  # twiddles, the coset table, constants
+
+    @contextmanager
+    def capture(stream):
+        yield SimpleNamespace(graph="graph")
+
+    monkeypatch.setattr(cuda_graph, "capture", capture)
+    prover = SimpleNamespace(stream=object(), graphs=True, graph_tables=[], _steps=lambda slot, timer: None)
+    slot = SimpleNamespace(graph=None, graph_marks=None)
+    Prover._capture(prover, slot)
+    ntt.clear_cache()
+    assert slot.graph == "graph" and ntt.cached_arrays() == []
+    assert all(any(kept is t for kept in prover.graph_tables) for t in tables)
