@@ -22,6 +22,7 @@ needs. Without a GPU only the CPU tasks run.
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import queue
@@ -139,12 +140,9 @@ def _light_groups() -> dict[str, frozenset[str]]:
     """{"gpu_msm": {...}, "gpu_field_1": {...}, ...}: the GPU kernels that are not heavy
     (_HEAVY_GPU), by the package below numba_cuzk that defines them, at most
     _LIGHT_PER_TASK to a group (numbered where a package has more)."""
-    import importlib
-
     from numba.core.registry import CPUDispatcher
 
-    for module in KERNEL_MODULES:
-        importlib.import_module(module)
+    _define_every_kernel()
     heavy = {f"{kind}_{curve}" for kind in _HEAVY_GPU for curve in ("g1", "g2")}
     groups: dict[str, set[str]] = {}
     for kernel in kernel_cache._KERNELS:
@@ -190,14 +188,17 @@ KERNEL_MODULES = ("numba_cuzk.field.codec", "numba_cuzk.field.kernels", "numba_c
                   "numba_cuzk.ntt.kernels", "numba_cuzk.groth16.kernels")
 
 
+def _define_every_kernel() -> None:
+    """Import every kernel module, so that kernel_cache lists every kernel (none compiled)."""
+    for module in KERNEL_MODULES:
+        importlib.import_module(module)
+
+
 def cache_report() -> dict:
     """kernel_cache.folder_report() plus coverage: for "cpu" and each visible GPU's
     "sm_MN", [kernels cached, kernels defined] (every kernel module imported, nothing
     compiled)."""
-    import importlib
-
-    for module in KERNEL_MODULES:
-        importlib.import_module(module)
+    _define_every_kernel()
     targets = ["cpu"] + sorted({"sm_" + d["compute_capability"].replace(".", "") for d in backend.describe_devices()})
     return kernel_cache.folder_report() | {"coverage": {t: list(kernel_cache.coverage(t)) for t in targets}}
 

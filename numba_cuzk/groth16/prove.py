@@ -115,7 +115,8 @@ class Prover:
     own by default; ``streamed`` forces which, ``chunk`` their chunk in points), one
     MSM workspace per curve shared by all its MSMs, the work vectors, ``slots`` proof slots. Proofs enqueued on its stream run one after the other (its
     buffers are reused). With ``graphs`` (default) and a ``stream`` of its own, each slot's
-    work is a CUDA graph, captured by ``warm_up`` or the slot's first proof. On the CPU the
+    work is a CUDA graph, captured by ``warm_up`` or by the slot's first proof after the
+    Prover's first (direct) one. On the CPU the
     same buffers are numpy arrays (no plan).
     """
 
@@ -154,6 +155,9 @@ class Prover:
         # on a second stream would need joins inside the graph)
         self.graphs = graphs and self.gpu and not self.memory.streamed and cuda_graph.capturable(self.stream)
         self.graph_tables: list = []
+        # captured only once a direct run has compiled the kernels and built the NTT tables
+        # (both synchronize, which a capture forbids)
+        self._launched = False
 
     def _bases(self, points: np.ndarray, curve, streamed: bool):
         if not self.gpu:
@@ -191,11 +195,7 @@ class Prover:
         witness[0, 0] = 1
         slot = self.slots[0]
         slot.load(witness, self.stream, PhaseTimer(self.stream))
-        timer = PhaseTimer(self.stream)
-        self._steps(slot, timer)
-        if slot.done is not None:
-            slot.done.record(self.stream)
-        self.collect(slot, timer)
+        self.device_work(slot, PhaseTimer(self.stream))
         for slot in self.slots if self.graphs else ():
             self._capture(slot)
 
@@ -218,13 +218,14 @@ class Prover:
             self.bases[name].prefetch(self.copy_stream, self._transfer(name, timer))
         if slot.ready is not None:
             slot.ready.wait(self.stream)
-        if self.graphs and slot.graph is None:
+        if self.graphs and slot.graph is None and self._launched:
             self._capture(slot)
         if slot.graph is not None:
             slot.graph.launch(self.stream)
             timer.adopt(slot.graph_marks)
         else:
             self._steps(slot, timer)
+            self._launched = True
         if slot.done is not None:
             slot.done.record(self.stream)
 

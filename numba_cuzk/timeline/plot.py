@@ -22,7 +22,6 @@ LANE_IN = 0.4  # figure height per lane, inches
 CAUSE_COLORS = {"download": "#1f77b4", "upload": "#17becf", "alloc": "#9467bd", "sync": "#d62728",
                 "epilogue": "#8c564b", "lock_wait": "#ff7f0e", "phase_gap": "#f7b6d2", "launch": "#e377c2",
                 "staging": "#9edae5", "pickup": "#ffbb78", "dispatch": "#bcbd22", "starvation": "#7f7f7f"}
-assert set(CAUSE_COLORS) == set(CAUSES)
 STREAM_COLORS = ("#08519c", "#6baed6", "#a50f15", "#fc9272")  # CUPTI records, by stream
 Bar = tuple[float, float, str, float]  # start_ms, end_ms, color, height (share of a lane)
 

@@ -70,3 +70,7 @@ def test_tables_and_short_form_with_kernel_records(tmp_path):
     d = json.loads(json.dumps(report.to_dict(a)))
     assert d["utilization"]["all"]["kernel_busy_pct"] == 80 and d["kernels"]["launches_per_partition"] == 2
     assert d["kernels"]["records"] == [{"name": "k7", "launches": 8, "device_ms": 320, "mean_us": 40_000}]
+
+
+def test_every_idle_cause_has_its_color():
+    assert set(plot.CAUSE_COLORS) == set(CAUSES) and len(set(plot.CAUSE_COLORS.values())) == len(CAUSES)
