@@ -21,7 +21,9 @@
    extra assembly kind (records engine_<figure>_gw2_assembly_<kind>). Engines replay a
    CUDA graph per proof slot (EngineConfig.graphs); ``--no-graphs`` launches every kernel
    from Python, and ``--compare-graphs`` (with --trace) runs the traced rounds once more
-   that way, in the same process (records engine_<figure>_gw2_direct).
+   that way, in the same process (records engine_<figure>_gw2_direct); ``--compare-switch MS``
+   (with --trace) once more at another GIL switch interval (EngineConfig.switch_interval_ms,
+   0.5 ms by default; records engine_<figure>_gw2_switchMSms).
 
 Default size: bit_heavy 2^20, 4 jobs x 10 partitions. On the H200 host a 2^20 partition
 takes ~0.31 s to synthesize on one core and ~0.06 s to prove on the GPU (bench/results/
@@ -38,6 +40,7 @@ Runs on the CPU backend too (--cpu, small sizes). Usage:
     python3 -m bench.engine [--out FILE] [--circuit bit_heavy] [--log 20] [--jobs 4]
         [--partitions 10] [--scaling 1,2,4,8,16] [--scaling-log K] [--workers N] [--cpu] [--timeline FILE]
         [--repeat R] [--trace kernels] [--assembly thread[,process]] [--no-graphs] [--compare-graphs]
+        [--switch-interval-ms MS] [--compare-switch MS]
 """
 
 from __future__ import annotations
@@ -185,6 +188,7 @@ def gw_records(rounds: list[tuple[float, Timeline]], config: EngineConfig, param
         })
     run = {**params, "gpu_workers_per_device": gw, "synthesis_workers": config.synthesis_workers,
            "synthesis": config.synthesis, "assembly": config.assembly, "graphs": config.graphs, "devices": devices,
+           "switch_interval_ms": config.switch_interval_ms,
            "window_s": round(steady.span_ms / 1e3, 3),
            "sequential_s_per_proof": round(seq, 4)}
     suffix = ("" if gw == 1 else "_gw2") + variant
@@ -215,6 +219,7 @@ def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float, conf
                "launches_per_partition": [sum(k.launches for k in a.kernels) / len(a.partitions) for a in steady]}
     run = {**params, "gpu_workers_per_device": config.gpu_workers_per_device,
            "synthesis_workers": config.synthesis_workers, "trace": config.trace, "graphs": config.graphs,
+           "switch_interval_ms": config.switch_interval_ms,
            "kernel_busy": spread(kernel), "clock": steady[0].clock,
            **{name: [None if v is None else round(v, 3) for v in values] for name, values in figures.items()}}
     traced_s = statistics.median(s for s, _ in rounds)
@@ -256,6 +261,10 @@ def main(argv=None) -> None:
                                                              "a list (thread,process): the first is measured, the "
                                                              "others' gw=2 rounds are recorded as _assembly_KIND")
     parser.add_argument("--no-graphs", action="store_true", help="launch every kernel from Python (no CUDA graphs)")
+    parser.add_argument("--switch-interval-ms", type=float, default=EngineConfig.switch_interval_ms,
+                        help="the engines' GIL switch interval (EngineConfig.switch_interval_ms; 0: leave it)")
+    parser.add_argument("--compare-switch", type=float, metavar="MS",
+                        help="with --trace: the traced rounds once more at this switch interval (records _switchMSms)")
     parser.add_argument("--compare-graphs", action="store_true",
                         help="with --trace: the traced rounds once more without CUDA graphs (records _direct)")
     args = parser.parse_args(argv)
@@ -279,6 +288,7 @@ def main(argv=None) -> None:
         for gw in (1, 2):
             config = EngineConfig(devices=None if gpu else (), gpu_workers_per_device=gw, assembly=assembly[0],
                                   timeline_path=Path(scratch) / f"gw{gw}.jsonl", graphs=not args.no_graphs,
+                                  switch_interval_ms=args.switch_interval_ms or None,
                                   **({"synthesis_workers": args.workers} if args.workers else {}))
             rounds = engine_run(pk, work, config, args.repeat if gw == 2 else 1)
             if args.timeline and gw == 2 and not args.trace:
@@ -300,6 +310,11 @@ def main(argv=None) -> None:
                 config = replace(config, graphs=False, timeline_path=Path(scratch) / "traced-direct.jsonl")
                 records += traced_records(engine_run(pk, work, config, args.repeat), untraced, config, params,
                                           device, "_direct")
+            if args.compare_switch:
+                config = replace(measured, trace=args.trace, switch_interval_ms=args.compare_switch,
+                                 timeline_path=Path(scratch) / "traced-switch.jsonl")
+                records += traced_records(engine_run(pk, work, config, args.repeat), untraced, config, params,
+                                          device, f"_switch{args.compare_switch:g}ms")
     print(f"wrote {common.write(records, 'engine', out)}")
 
 

@@ -11,12 +11,13 @@
 #   in $GPU_TEST_WORKERS processes (default 8), which compile the tests' own kernels
 #   side by side: one process took over 330 s for the first 15 tests' G2 kernels.
 #   bench/gpu_check.sh COMMIT startup     bench.compile_probe (one kernel's compile on one core:
-#   the host's yardstick), bench.startup (compile_all_s, 3 runs each into an
+#   the host's yardstick), bench.startup (compile_all_s, $COMPILE_RUNS (3) runs each into an
 #   empty folder; warm-cache cold proves, the cache left in $NUMBA_CUZK_CACHE_DIR; a first
 #   prove with an empty cache), then one warm prove under cProfile ($OUT/warm-prove.txt)
 #   bench/gpu_check.sh COMMIT engine      bench.engine, the measured configuration of the
-#   device-busy issue: bit_heavy 2^20, 4 jobs x 10, 15 workers, 3 rounds, CUPTI, with and
-#   without CUDA graphs; its timeline in $OUT/timeline-traced.jsonl
+#   device-busy issue: bit_heavy 2^20, 4 jobs x 10, 15 workers, 3 rounds, CUPTI, at the
+#   engine's 0.5 ms GIL switch interval and at Python's default 5 ms; its timeline in
+#   $OUT/timeline-traced.jsonl
 # For each section: the real-GPU run of its kernel tests (pytest -m gpu), then its
 # benchmark, each stopped after $TEST_TIMEOUT / $BENCH_TIMEOUT seconds (default 300;
 # curve's tests compile every G2 formula into one kernel: give them ~540). Full logs and results go to $OUT (or ./gpu-out); stdout gets their tails.
@@ -63,7 +64,7 @@ for arg in "$@"; do
         echo "=== startup: bench.startup"
         lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket)" | tee "$out/host.txt"
         python3 -m bench.compile_probe --out "$out/startup.json" 2>&1 | grep compile_probe  # this host's compile speed
-        python3 -m bench.startup --compile-runs 3 --warm-cache "${NUMBA_CUZK_CACHE_DIR:-$HOME/.cache/numba-cuzk}" \
+        python3 -m bench.startup --compile-runs "${COMPILE_RUNS:-3}" --warm-cache "${NUMBA_CUZK_CACHE_DIR:-$HOME/.cache/numba-cuzk}" \
             --out "$out/startup.json" 2>&1 | tee "$out/startup.log" || status=1
         (cd "$(mktemp -d)" && python3 -m numba_cuzk.cli setup --circuit mimc -k 14 --witness C.wtns --zkey C.zkey \
             --vk vk.json >/dev/null && python3 -m cProfile -o "$out/warm-prove.prof" -m numba_cuzk.cli prove \
@@ -74,7 +75,7 @@ for arg in "$@"; do
     fi
     if [ "$arg" = engine ]; then
         echo "=== engine: bench.engine"
-        python3 -m bench.engine --workers 15 --scaling "" --jobs 4 --repeat 3 --trace kernels --compare-graphs \
+        python3 -m bench.engine --workers 15 --scaling "" --jobs 4 --repeat 3 --trace kernels --compare-switch 5 \
             --timeline "$out/timeline-traced.jsonl" --out "$out/engine.json" 2>&1 | grep -v Warning | tee "$out/engine.log" || status=1
         continue
     fi

@@ -62,6 +62,12 @@ class EngineConfig:
     graphs: each proof slot's device work captured once as a CUDA graph and replayed, one
         launch per partition instead of ~90 (numba_cuzk.cuda_graph; groth16.prove.Prover).
         False: every kernel launched from Python, as a single Prover does.
+    switch_interval_ms: the interpreter's GIL switch interval (sys.setswitchinterval) while
+        the engine runs, restored at close. A GPU worker's pickup and graph launch release
+        the GIL a handful of times while a proof's epilogue runs Python in another thread,
+        and each time it may wait one full interval to get it back (the convoy of
+        bench/gil.py: 20 such calls 1.4 ms alone, 104 ms beside Python big-int work at the
+        default 5 ms, 13 ms at 0.5 ms). None: leave the interval as it is.
     """
 
     devices: tuple[int, ...] | None = None
@@ -77,6 +83,7 @@ class EngineConfig:
     assembly: str = "thread"
     trace: str | None = None
     graphs: bool = True
+    switch_interval_ms: float | None = 0.5
 
     def __post_init__(self) -> None:
         if self.devices is not None:
@@ -90,7 +97,7 @@ class EngineConfig:
         positive = {"synthesis_workers": self.synthesis_workers, "gpu_workers_per_device": self.gpu_workers_per_device,
                     "max_in_flight": self.max_in_flight, "host_memory_budget_bytes": self.host_memory_budget_bytes,
                     "device_memory_budget_bytes": self.device_memory_budget_bytes,
-                    "nvml_period_ms": self.nvml_period_ms}
+                    "nvml_period_ms": self.nvml_period_ms, "switch_interval_ms": self.switch_interval_ms}
         bad = [f"{name} = {value!r}" for name, value in positive.items() if value is not None and not value > 0]
         if bad:
             raise ValueError(f"engine settings must be positive: {', '.join(bad)}")

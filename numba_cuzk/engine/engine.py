@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import queue
+import sys
 import threading
 from concurrent.futures import Future
 
@@ -71,6 +72,9 @@ class Engine:
                           for d in self.devices for w in range(config.gpu_workers_per_device)]
         self.trace = None if config.trace is None else KernelTrace.start(
             self.recorder, [d.id for d in self.devices if d.gpu])
+        self._switch_interval_s = sys.getswitchinterval()
+        if config.switch_interval_ms is not None:
+            sys.setswitchinterval(config.switch_interval_ms / 1e3)
         for thread in self._threads:
             thread.start()
         self.nvml = NvmlSampler(self.recorder, [(d.id, d.uuid) for d in self.devices if d.gpu], config.nvml_period_ms)
@@ -133,6 +137,7 @@ class Engine:
         if self.trace is not None:
             self.trace.stop()
         self.recorder.close()
+        sys.setswitchinterval(self._switch_interval_s)
 
     def __enter__(self) -> Engine:
         return self

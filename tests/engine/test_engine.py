@@ -261,6 +261,19 @@ def test_bad_jobs_and_settings_are_refused(key):
             engine.submit(Job(key, [synthesizer(2)], name="a"))
 
 
+def test_switch_interval_is_set_while_the_engine_runs_then_restored():
+    import sys
+
+    before = sys.getswitchinterval()
+    with Engine(EngineConfig(synthesis="thread", synthesis_workers=1, switch_interval_ms=0.25)):
+        assert sys.getswitchinterval() == pytest.approx(0.25e-3)
+    assert sys.getswitchinterval() == before
+    with Engine(EngineConfig(synthesis="thread", synthesis_workers=1, switch_interval_ms=None)):
+        assert sys.getswitchinterval() == before
+    with pytest.raises(ValueError, match="switch_interval_ms = 0"):
+        EngineConfig(switch_interval_ms=0)
+
+
 def test_synthesis_warmup_runs_first_and_may_fail():
     calls = []
 
