@@ -25,7 +25,8 @@ at least not return the identity. Usage:
 --sweep times each size again with msm's plan override KEY (window, chunk or segment: see
 plan.py) set to each value, its result checked against the default plan's, recorded as
 msm_<curve>_logK_<KEY><V>; e.g. ``--g1 "" --g2 16,20,22 --sweep segment=16,32,128
---sweep chunk=16,64``. No recompilation: one run tunes them all.
+--sweep chunk=16,64``; ``--sweep threads=64,256``: threads per block of every launch
+(kernels.THREADS). No recompilation: one run tunes them all.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ ARK_CHECK = {"G1": (16, 20), "G2": (16,)}
 ARK_PEER = (16, 20)
 SPPARK_UPLOAD_MS = {16: 7.8, 18: 20.7, 20: 23.2, 22: 57.6, 24: 175.0}  # issue 5, this H200
 RATE_LOG, RATE_CHUNK = 20, 32
-SWEEP_KEYS = ("window", "chunk", "segment")  # msm's plan overrides
+SWEEP_KEYS = ("window", "chunk", "segment", "threads")  # msm's plan overrides; threads per block
 
 
 @lru_cache(maxsize=None)
@@ -99,7 +100,8 @@ class BaseSet:
         dummy_offsets = cuda.to_device(np.zeros((1, 2), dtype=np.int32))
         dummy_out = cuda.device_array((X, 1), dtype=np.uint32)
         dummy_buckets = cuda.to_device(np.zeros((1, 1), dtype=np.int32))
-        K.POINT_KERNELS[self.curve.name]["reduce"][blocks, K.THREADS](
+        kernels = K.POINT_KERNELS[self.curve.name]
+        kernels["reduce"][-(-n * kernels["lanes"] // K.THREADS), K.THREADS](
             pairs, dummy_offsets, dummy_buckets, 1, 0, 0, 0, 0, 0, 2 * n, 0, 2, 2 * n, dummy_out)
         out = cuda.device_array((2 * self.curve.limbs, n), dtype=np.uint32)
         curve_kernels.to_affine(out, pairs[:, 2 * n:], self.curve, "xyzz")
@@ -124,8 +126,9 @@ def add_rate(curve, bases, runs: int) -> float:
     kinds = cuda.to_device(np.zeros(1, dtype=np.uint8))  # one scalar 0: the 0/1 item sums nothing
     points = cuda.device_array((4 * curve.limbs, chunks + 1), dtype=np.uint32)
     chunk_buckets = cuda.device_array((1, chunks), dtype=np.int32)
-    blocks = (chunks + K.THREADS - 1) // K.THREADS
-    kernel = K.POINT_KERNELS[curve.name]["accumulate"]
+    kernels = K.POINT_KERNELS[curve.name]
+    blocks = -(-chunks * kernels["lanes"] // K.THREADS)
+    kernel = kernels["accumulate"]
     launch = lambda: kernel[blocks, K.THREADS](bases, d_entries, offsets, chunk_offsets, RATE_CHUNK, kinds,
                                                K.ONES_PER, chunks, points, chunk_buckets)
     ms = common.median(common.device_time_ms(launch, runs=runs, warmup=1))
@@ -240,6 +243,9 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
             records.append(common.record(f"msm_{name}_log{log_n}_bits", ms_b, "ms", device,
                                          params | {"share_01": 0.9}))
         for key, value in sweep:
+            if key == "threads":
+                records.append(block_size_record(bases, d_scalars, out, got, runs, value, name, log_n, device, params))
+                continue
             override = make_plan(n, **{key: value})
             out_s = cuda.device_array(result_shape(n, curve, override.c), dtype=np.uint32)  # its window count
             if to_point(msm(bases, d_scalars, out=out_s, **{key: value})) != got:
@@ -258,6 +264,21 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
         del bases, d_scalars
         clear_cache()
     return records
+
+
+def block_size_record(bases, scalars, out, expected, runs: int, threads: int, name: str, log_n: int, device: str,
+                      params: dict) -> dict:
+    """The MSM with ``threads`` per block in its point kernels' launches (K.THREADS: no
+    recompilation, registers decide how many blocks an SM holds), checked, then timed."""
+    default, K.THREADS = K.THREADS, threads
+    try:
+        if to_point(msm(bases, scalars, out=out)) != expected:
+            raise AssertionError(f"{name} 2^{log_n}: {threads} threads per block differ from {default}")
+        ms = time_msm(bases, scalars, out, runs)
+    finally:
+        K.THREADS = default
+    print(f"{name} 2^{log_n} threads={threads}: {ms:.2f} ms", flush=True)
+    return common.record(f"msm_{name}_log{log_n}_threads{threads}", ms, "ms", device, params | {"threads": threads})
 
 
 def main(argv=None) -> None:

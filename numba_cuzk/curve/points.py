@@ -31,7 +31,10 @@ groups) or the identity give Z3 = 0 / ZZ3 = 0. ``out`` may alias any input.
 
 Formulas are ``target.split`` functions (inlined in CUDA kernels, out of line on the CPU)
 and their field arithmetic ``target.field_call``s: see target.py for why (CPU compile
-time). ptxas (sm_90) on bench/curve.py's chained kernels: G1 mixed add 255 registers and
+time). ``point_ops(G2, pair=True)`` builds the same formulas over field/fq2_pair.py for
+CUDA kernels that hold each point on a lane pair (L = 12 limbs per thread: a lane's half
+of every coordinate; ``load``/``store`` move that half of the bulk layout), which keeps a
+G2 formula within a thread's registers. ptxas (sm_90) on bench/curve.py's chained kernels: G1 mixed add 255 registers and
 100 bytes of spills, G1 double 189 and none; G2 mixed add 255 / 1 KB spills, G2 double
 255 / 208 B; no local arrays left in memory (no __local_depot).
 """
@@ -47,9 +50,10 @@ import numpy as np
 from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.curve.target import field_call, split
 from numba_cuzk.field.fq2 import fq2_ops
+from numba_cuzk.field.fq2_pair import fq2_pair_ops
 from numba_cuzk.field.mont import device, fq_ops
 from numba_cuzk.field.params import FQ
-from numba_cuzk.field.target import local_u32
+from numba_cuzk.field.target import local_u32, pair_function, pair_lane
 
 
 def field_ops(curve: CurveParams):
@@ -75,7 +79,8 @@ class PointOps:
     """
 
     curve: CurveParams
-    limbs: int  # L: limbs per coordinate
+    limbs: int  # L: limbs per coordinate (per thread: a lane pair's half for pair ops)
+    lanes: int  # threads per point: 1, or 2 (point_ops(G2, pair=True))
     load: Callable  # load(out, arr, i, coords)
     copy_point: Callable  # copy_point(out, p, coords)
     store: Callable  # store(arr, i, p, coords)
@@ -108,47 +113,82 @@ class PointOps:
 
 
 @lru_cache(maxsize=None)
-def point_ops(curve: CurveParams) -> PointOps:
-    """Build the PointOps of ``curve`` (cached: one set of functions per curve)."""
-    F = field_ops(curve)
+def point_ops(curve: CurveParams, pair: bool = False) -> PointOps:
+    """Build the PointOps of ``curve`` (cached: one set of functions per curve). ``pair``
+    (G2, CUDA kernels only): the same formulas over fq2_pair.py, each point held by a
+    lane pair, a lane's half of every coordinate in 12 limbs (see that module)."""
+    if pair and curve.degree != 2:
+        raise ValueError("point_ops: lane pairs hold Fq2 coordinates (G2) only")
+    F = fq2_pair_ops if pair else field_ops(curve)
     L = F.limbs
     L2, L3, L4 = 2 * L, 3 * L, 4 * L
     B = montgomery_limbs(curve.b, curve.degree)
     copy, set_zero, set_one, is_zero, eq = F.copy, F.set_zero, F.set_one, F.is_zero, F.eq
-    add, sub, mul = (field_call(f, 3, L) for f in (F.add, F.sub, F.mul))
-    dbl, neg, sqr, inv = (field_call(f, 2, L) for f in (F.dbl, F.neg, F.sqr, F.inv))
+    if pair:
+        formula = simple = pair_function
+        add, sub, mul, dbl, neg, sqr, inv = F.add, F.sub, F.mul, F.dbl, F.neg, F.sqr, F.inv
+        B0, B1 = B[:L], B[L:]
 
-    @device
-    def load(out, arr, i, coords):
-        for j in range(coords * L):
-            out[j] = arr[j, i]
+        @simple
+        def load(out, arr, i, coords):
+            half = pair_lane() * L  # coordinate k's lane half: rows 2Lk + half ..
+            for k in range(coords):
+                for j in range(L):
+                    out[k * L + j] = arr[2 * L * k + half + j, i]
 
-    @device
-    def store(arr, i, p, coords):
-        for j in range(coords * L):
-            arr[j, i] = p[j]
+        @simple
+        def store(arr, i, p, coords):
+            half = pair_lane() * L
+            for k in range(coords):
+                for j in range(L):
+                    arr[2 * L * k + half + j, i] = p[k * L + j]
 
-    @device
+        @simple
+        def curve_b(out):
+            lane0 = pair_lane() == 0
+            for j in range(L):
+                out[j] = B0[j] if lane0 else B1[j]
+    else:
+        formula, simple = split, device
+        add, sub, mul = (field_call(f, 3, L) for f in (F.add, F.sub, F.mul))
+        dbl, neg, sqr, inv = (field_call(f, 2, L) for f in (F.dbl, F.neg, F.sqr, F.inv))
+
+        @simple
+        def load(out, arr, i, coords):
+            for j in range(coords * L):
+                out[j] = arr[j, i]
+
+        @simple
+        def store(arr, i, p, coords):
+            for j in range(coords * L):
+                arr[j, i] = p[j]
+
+        @simple
+        def curve_b(out):
+            for j in range(L):
+                out[j] = B[j]
+
+    @simple
     def copy_point(out, p, coords):
         for j in range(coords * L):
             out[j] = p[j]
 
     # --- affine -----------------------------------------------------------------------
-    @device
+    @simple
     def aff_set_identity(out):
         set_zero(out[:L])
         set_zero(out[L:L2])
 
-    @device
+    @simple
     def aff_is_identity(p):
         return is_zero(p[:L]) and is_zero(p[L:L2])
 
-    @device
+    @simple
     def aff_neg(out, p):
         copy(out[:L], p[:L])
         neg(out[L:L2], p[L:L2])  # -0 = 0: the identity stays (0, 0)
 
-    @split
+    @formula
     def aff_on_curve(p):
         """y^2 == x^3 + b, or the identity (0, 0)."""
         if aff_is_identity(p):
@@ -156,8 +196,7 @@ def point_ops(curve: CurveParams) -> PointOps:
         lhs = local_u32(L)
         rhs = local_u32(L)
         b = local_u32(L)
-        for j in range(L):
-            b[j] = B[j]
+        curve_b(b)
         sqr(lhs, p[L:L2])
         sqr(rhs, p[:L])
         mul(rhs, rhs, p[:L])
@@ -165,17 +204,17 @@ def point_ops(curve: CurveParams) -> PointOps:
         return eq(lhs, rhs)
 
     # --- Jacobian ---------------------------------------------------------------------
-    @device
+    @simple
     def jac_set_identity(out):
         set_one(out[:L])
         set_one(out[L:L2])
         set_zero(out[L2:L3])
 
-    @device
+    @simple
     def jac_is_identity(p):
         return is_zero(p[L2:L3])
 
-    @device
+    @simple
     def jac_from_affine(out, p):
         if aff_is_identity(p):
             jac_set_identity(out)
@@ -184,7 +223,7 @@ def point_ops(curve: CurveParams) -> PointOps:
             copy(out[L:L2], p[L:L2])
             set_one(out[L2:L3])
 
-    @split
+    @formula
     def jac_to_affine(out, p):
         """(X/Z^2, Y/Z^3): one field inversion, 3M + 1S."""
         if jac_is_identity(p):
@@ -198,7 +237,7 @@ def point_ops(curve: CurveParams) -> PointOps:
         mul(out[:L], p[:L], zi2)
         mul(out[L:L2], p[L:L2], zi)
 
-    @device
+    @simple
     def jac_to_xyzz(out, p):
         """(X, Y, Z^2, Z^3): 1M + 1S."""
         zz = local_u32(L)
@@ -208,13 +247,13 @@ def point_ops(curve: CurveParams) -> PointOps:
         copy(out[:L], p[:L])
         copy(out[L:L2], p[L:L2])
 
-    @device
+    @simple
     def jac_neg(out, p):
         copy(out[:L], p[:L])
         neg(out[L:L2], p[L:L2])
         copy(out[L2:L3], p[L2:L3])
 
-    @split
+    @formula
     def jac_eq(p, q):
         """Same point: X1 Z2^2 == X2 Z1^2 and Y1 Z2^3 == Y2 Z1^3 (4M + 2S)."""
         if jac_is_identity(p) or jac_is_identity(q):
@@ -235,7 +274,7 @@ def point_ops(curve: CurveParams) -> PointOps:
         mul(t, q[L:L2], z1z1)
         return eq(s, t)
 
-    @split
+    @formula
     def jac_dbl(out, p):
         """dbl-2009-l, 2M + 5S: A = X^2, B = Y^2, C = B^2, D = 2((X+B)^2 - A - C), E = 3A,
         X3 = E^2 - 2D, Y3 = E(D - X3) - 8C, Z3 = 2YZ."""
@@ -266,7 +305,7 @@ def point_ops(curve: CurveParams) -> PointOps:
         dbl(c, c)
         sub(out[L:L2], d, c)
 
-    @split
+    @formula
     def jac_add(out, p, q):
         """add-2007-bl, 11M + 5S."""
         if jac_is_identity(p):
@@ -320,7 +359,7 @@ def point_ops(curve: CurveParams) -> PointOps:
         sub(out[L:L2], u1, s1)  # Y3 = r(V - X3) - 2 S1 J
         copy(out[:L], t)
 
-    @split
+    @formula
     def jac_add_mixed_unless_equal(out, p, q):
         """madd-2007-bl, 7M + 4S: Jacobian p + affine q. Z1Z1 = Z1^2, H = X2 Z1Z1 - X1,
         r = 2(Y2 Z1 Z1Z1 - Y1), HH = H^2, I = 4HH, J = H I, V = X1 I,
@@ -374,7 +413,7 @@ def point_ops(curve: CurveParams) -> PointOps:
         copy(out[L2:L3], z3)
         return True
 
-    @split
+    @formula
     def jac_add_mixed(out, p, q):
         """Jacobian p + affine q, any p and q."""
         if not jac_add_mixed_unless_equal(out, p, q):
@@ -382,18 +421,18 @@ def point_ops(curve: CurveParams) -> PointOps:
             jac_dbl(out, out)
 
     # --- XYZZ -------------------------------------------------------------------------
-    @device
+    @simple
     def xyzz_set_identity(out):
         set_one(out[:L])
         set_one(out[L:L2])
         set_zero(out[L2:L3])
         set_zero(out[L3:L4])
 
-    @device
+    @simple
     def xyzz_is_identity(p):
         return is_zero(p[L2:L3])
 
-    @device
+    @simple
     def xyzz_from_affine(out, p):
         if aff_is_identity(p):
             xyzz_set_identity(out)
@@ -403,7 +442,7 @@ def point_ops(curve: CurveParams) -> PointOps:
             set_one(out[L2:L3])
             set_one(out[L3:L4])
 
-    @split
+    @formula
     def xyzz_to_affine(out, p):
         """x = X/ZZ, y = Y/ZZZ with 1/ZZ = (ZZ/ZZZ)^2 (ZZ^3 = ZZZ^2): one inversion, 3M + 1S."""
         if xyzz_is_identity(p):
@@ -417,7 +456,7 @@ def point_ops(curve: CurveParams) -> PointOps:
         mul(out[L:L2], p[L:L2], i)
         mul(out[:L], p[:L], t)
 
-    @device
+    @simple
     def xyzz_to_jacobian(out, p):
         """(X ZZ, Y ZZZ, ZZ): Jacobian with Z = ZZ, since ZZ^3 = ZZZ^2 (2M)."""
         t = local_u32(L)
@@ -426,14 +465,14 @@ def point_ops(curve: CurveParams) -> PointOps:
         copy(out[L2:L3], p[L2:L3])
         copy(out[:L], t)
 
-    @device
+    @simple
     def xyzz_neg(out, p):
         copy(out[:L], p[:L])
         neg(out[L:L2], p[L:L2])
         copy(out[L2:L3], p[L2:L3])
         copy(out[L3:L4], p[L3:L4])
 
-    @split
+    @formula
     def xyzz_eq(p, q):
         """Same point: X1 ZZ2 == X2 ZZ1 and Y1 ZZZ2 == Y2 ZZZ1 (4M)."""
         if xyzz_is_identity(p) or xyzz_is_identity(q):
@@ -448,7 +487,7 @@ def point_ops(curve: CurveParams) -> PointOps:
         mul(t, q[L:L2], p[L3:L4])
         return eq(s, t)
 
-    @split
+    @formula
     def xyzz_dbl(out, p):
         """dbl-2008-s-1 (a = 0), 6M + 3S: U = 2Y, V = U^2, W = UV, S = XV, M = 3X^2,
         X3 = M^2 - 2S, Y3 = M(S - X3) - WY, ZZ3 = V ZZ, ZZZ3 = W ZZZ."""
@@ -475,7 +514,7 @@ def point_ops(curve: CurveParams) -> PointOps:
         sub(out[L:L2], s, w)
         copy(out[:L], u)
 
-    @split
+    @formula
     def xyzz_add_unless_equal(out, p, q):
         """add-2008-s, 12M + 2S: U1 = X1 ZZ2, U2 = X2 ZZ1, S1 = Y1 ZZZ2, S2 = Y2 ZZZ1,
         P = U2 - U1, R = S2 - S1, PP = P^2, PPP = P PP, Q = U1 PP,
@@ -521,13 +560,13 @@ def point_ops(curve: CurveParams) -> PointOps:
         copy(out[:L], ppp)
         return True
 
-    @split
+    @formula
     def xyzz_add(out, p, q):
         """XYZZ p + q, any p and q."""
         if not xyzz_add_unless_equal(out, p, q):
             xyzz_dbl(out, p)
 
-    @split
+    @formula
     def xyzz_add_mixed(out, p, q):
         """madd-2008-s, 8M + 2S: XYZZ p + affine q. U2 = X2 ZZ1, S2 = Y2 ZZZ1, P = U2 - X1,
         R = S2 - Y1, PP = P^2, PPP = P PP, Q = X1 PP, X3 = R^2 - PPP - 2Q,
@@ -575,7 +614,7 @@ def point_ops(curve: CurveParams) -> PointOps:
         sub(out[L:L2], c, d)  # Y3
 
     return PointOps(
-        curve=curve, limbs=L, load=load, copy_point=copy_point, store=store,
+        curve=curve, limbs=L, lanes=2 if pair else 1, load=load, copy_point=copy_point, store=store,
         aff_set_identity=aff_set_identity, aff_is_identity=aff_is_identity, aff_neg=aff_neg,
         aff_on_curve=aff_on_curve,
         jac_set_identity=jac_set_identity, jac_is_identity=jac_is_identity,

@@ -30,6 +30,7 @@ from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending
 
 from numba_cuzk.field.mont import device
+from numba_cuzk.field.target import forwarder
 from numba_cuzk.kernel_cache import add_cpu_preload, specialize
 
 _U32_PTR = types.CPointer(types.uint32)
@@ -51,19 +52,6 @@ def _data_pointer(typingctx, arr):
     return types.CPointer(arr.dtype)(arr), codegen
 
 
-def _forwarder(target: Callable, arity: int) -> Callable:
-    """A function of ``arity`` parameters a, b, c, d that returns target(...)."""
-    if arity == 1:
-        return lambda a: target(a)
-    if arity == 2:
-        return lambda a, b: target(a, b)
-    if arity == 3:
-        return lambda a, b, c: target(a, b, c)
-    if arity == 4:
-        return lambda a, b, c, d: target(a, b, c, d)
-    raise ValueError(f"arity {arity} not supported")
-
-
 def _contiguous_u32(*args) -> bool:
     return all(isinstance(a, types.Array) and a.dtype == types.uint32 and a.layout == "C" and a.ndim == 1
                for a in args)
@@ -73,10 +61,10 @@ def split(fn: Callable) -> Callable:
     """Decorator: a Python function -> inlined in CUDA kernels, out of line on the CPU."""
     arity = len(inspect.signature(fn).parameters)
     inlined, outlined = device(fn), njit(fn)
-    stub = _forwarder(outlined, arity)  # what plain Python (simulator kernels) calls
-    forward_cpu, forward_cuda = _forwarder(outlined, arity), _forwarder(inlined, arity)
-    cpu_extending.overload(stub)(_forwarder(lambda *args: forward_cpu, arity))
-    cuda_extending.overload(stub, jit_options=_INLINE)(_forwarder(lambda *args: forward_cuda, arity))
+    stub = forwarder(outlined, arity)  # what plain Python (simulator kernels) calls
+    forward_cpu, forward_cuda = forwarder(outlined, arity), forwarder(inlined, arity)
+    cpu_extending.overload(stub)(forwarder(lambda *args: forward_cpu, arity))
+    cuda_extending.overload(stub, jit_options=_INLINE)(forwarder(lambda *args: forward_cuda, arity))
     return stub
 
 
@@ -130,7 +118,7 @@ def field_call(fn: Callable, arity: int, limbs: int) -> Callable:
     signature = types.void(*([_U32_PTR] * arity))
     _DEFINED[symbol] = lambda: cfunc(signature, cache=True)(body)
     external = types.ExternalFunction(symbol, signature)
-    fallback = njit(_forwarder(fn, arity))
+    fallback = njit(forwarder(fn, arity))
 
     if arity == 2:
         def stub(out, a):

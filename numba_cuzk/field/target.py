@@ -17,9 +17,13 @@ same way for both are collected here:
 
 from __future__ import annotations
 
+import inspect
+import threading
+from typing import Callable
+
 import numpy as np
 from llvmlite import ir
-from numba import config, cuda, types
+from numba import config, cuda, int32, njit, types, uint32
 from numba.core import cgutils
 from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending
@@ -101,3 +105,90 @@ def sync_event():
     """A CUDA event for ordering streams only (no timing: cheaper to record and wait on);
     the simulator's events take no options."""
     return cuda.event() if config.ENABLE_CUDASIM else cuda.event(timing=False)
+
+
+def forwarder(target: Callable, arity: int) -> Callable:
+    """A function of ``arity`` parameters a, b, c, d that returns target(...): the fixed
+    parameter names Numba's overloads need to match."""
+    if arity == 0:
+        return lambda: target()
+    if arity == 1:
+        return lambda a: target(a)
+    if arity == 2:
+        return lambda a, b: target(a, b)
+    if arity == 3:
+        return lambda a, b, c: target(a, b, c)
+    if arity == 4:
+        return lambda a, b, c, d: target(a, b, c, d)
+    raise ValueError(f"arity {arity} not supported")
+
+
+def pair_function(fn: Callable) -> Callable:
+    """Decorator: ``fn`` inlined where a CUDA kernel calls it, run as plain Python where
+    Python calls it (a simulated kernel's thread): code that calls pair_exchange."""
+    arity = len(inspect.signature(fn).parameters)
+    stub, forward = forwarder(fn, arity), forwarder(njit(forceinline=True)(fn), arity)
+    cuda_extending.overload(stub, jit_options={"forceinline": True})(forwarder(lambda *args: forward, arity))
+    return stub
+
+
+def pair_lane() -> int:
+    """0 or 1: this thread's half of its lane pair (lanes 2k and 2k + 1)."""
+    return threading.current_thread().thread_id & 1
+
+
+@cuda_extending.overload(pair_lane, inline="always")
+def _pair_lane_cuda():
+    return lambda: cuda.laneid & 1
+
+
+class _PairSlots:
+    """The simulator's exchange of one lane pair: a value per lane and a barrier."""
+
+    def __init__(self) -> None:
+        self.values = [None, None]
+        self.barrier = threading.Barrier(2, timeout=120)  # a partner that never comes: an error, not a hang
+
+
+_PAIRS: dict = {}
+_PAIRS_LOCK = threading.Lock()
+
+
+def pair_exchange(x):
+    """The partner lane's ``x`` (uint32); both lanes of a pair must call it together."""
+    return _exchange(x)
+
+
+def pair_swap(out, a) -> None:
+    """out <- the partner lane's uint32 array ``a`` (out may be a)."""
+    out[:] = _exchange(a.copy())
+
+
+def _exchange(x):
+    thread = threading.current_thread()
+    key = (tuple(thread.blockIdx), thread.thread_id >> 1)
+    with _PAIRS_LOCK:
+        slots = _PAIRS.setdefault(key, _PairSlots())
+    lane = thread.thread_id & 1
+    slots.values[lane] = x
+    slots.barrier.wait()
+    other = slots.values[1 - lane]
+    slots.barrier.wait()  # the partner has read this lane's value before either writes again
+    return other
+
+
+@cuda_extending.overload(pair_exchange, inline="always")
+def _pair_exchange_cuda(x):
+    def exchange(x):
+        mask = uint32(3) << uint32(cuda.laneid & 30)  # the pair only: other pairs of the warp may diverge
+        return uint32(cuda.shfl_xor_sync(mask, int32(x), 1))
+    return exchange
+
+
+@cuda_extending.overload(pair_swap, inline="always")
+def _pair_swap_cuda(out, a):
+    def swap(out, a):
+        mask = uint32(3) << uint32(cuda.laneid & 30)
+        for j in range(len(a)):
+            out[j] = uint32(cuda.shfl_xor_sync(mask, int32(a[j]), 1))
+    return swap

@@ -153,8 +153,10 @@ def scatter(scalars, montgomery, c, windows, kinds, cursors, entries):
 
 # accumulate and reduce, the point kernels, exist once per curve (accumulate_g1, reduce_g2,
 # ...): the templates below with their free names (the curve's point formulas load, store,
-# xyzz_neg, xyzz_set_identity, add_mixed, add_unless_equal, dbl; X, the limbs of an XYZZ point;
-# operand_in_memory) bound by kernel_cache.specialize.
+# xyzz_neg, xyzz_set_identity, add_mixed, add_unless_equal, dbl; X and A, the limbs of an
+# XYZZ and an affine point per thread; LANES, threads per point; base_in_memory) bound by
+# kernel_cache.specialize. G2's are over point_ops(G2, pair=True): a
+# lane pair per point (field/fq2_pair.py), so each item is LANES threads of the grid.
 #
 # Few call sites of point formulas: NVVM inlines the whole formula (with its doubling
 # branch) at every site, and a G2 site costs ~20 s of compilation. So reduce runs its
@@ -171,11 +173,12 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
     the sum of the bases i with scalar 1 in [(g - ones0) * ones_per, + ones_per) ->
     points[:, g]."""
     acc = local_u32(X)
+    base = local_u32(A)
     buckets = offsets.shape[1] - 1
     max_chunks = ones0 // offsets.shape[0]
     n = kinds.shape[0]
     items = ones0 + (n + ones_per - 1) // ones_per
-    for g in range(cuda.grid(1), items, cuda.gridsize(1)):
+    for g in range(cuda.grid(1) // LANES, items, cuda.gridsize(1) // LANES):
         if g < ones0:
             w = g // max_chunks
             j = g - w * max_chunks
@@ -209,10 +212,14 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
                 continue
             # acc - P = -(-acc + P): negating acc (two Fq subtractions) lets the affine
             # base stay in global memory, read by the formula where it needs it: 24
-            # (G1) / 48 (G2) registers fewer than a local copy (G2 then spills less).
+            # registers fewer than a local copy (G1). A lane pair loads its halves.
             if negative:
                 xyzz_neg(acc, acc)
-            add_mixed(acc, acc, bases[:, index])
+            if base_in_memory:
+                add_mixed(acc, acc, bases[:, index])
+            else:
+                load(base, bases, index, 2)
+                add_mixed(acc, acc, base)
             if negative:
                 xyzz_neg(acc, acc)
         store(points, g, acc, 4)
@@ -252,7 +259,7 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
         items = windows * max_chunks
     else:
         items = first_items + (windows - 1) * count_items
-    for item in range(cuda.grid(1), items, cuda.gridsize(1)):
+    for item in range(cuda.grid(1) // LANES, items, cuda.gridsize(1) // LANES):
         xyzz_set_identity(a)
         w = lo = acc = tot = y = bucket = j = k = stop = s1 = s2 = int64(0)
         step = int64(1)
@@ -332,12 +339,9 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
                 break
             load(a, points, s1, 4)
             double = s1 == s2  # the offset multiple's c doublings: dbl-2008-s itself
-            if not double:
-                if operand_in_memory:
-                    double = not add_unless_equal(a, a, points[:, s2])
-                else:
-                    load(b, points, s2, 4)
-                    double = not add_unless_equal(a, a, b)
+            if not double:  # s2 loaded (G1: 220 registers, 242 read in place)
+                load(b, points, s2, 4)
+                double = not add_unless_equal(a, a, b)
             if double:  # also two equal sums: a is unchanged and a + a = 2a
                 dbl(a, a)
             store(points, target, a, 4)
@@ -347,19 +351,22 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
 
 
 def _point_kernels(curve: CurveParams) -> dict:
-    """{"accumulate": accumulate_gN, "reduce": reduce_gN} for ``curve``."""
-    P = point_ops(curve)
+    """{"accumulate": accumulate_gN, "reduce": reduce_gN, "lanes": threads per point} for
+    ``curve``: G1 one thread per point, G2 a lane pair (point_ops(G2, pair=True)). The
+    simulator has no warp shuffles, and its Python lane exchange made a 12-point G2 MSM
+    take 7 s instead of 0.05: there G2 keeps one thread per point, its bases loaded as the
+    pair's are (the pair arithmetic is tested on its own: tests/field/test_device.py and
+    tests/curve/test_points.py, G2-pair)."""
+    P = point_ops(curve, pair=curve.degree == 2 and not SIMULATOR)
     bindings = dict(
-        X=4 * P.limbs, load=P.load, store=P.store, xyzz_neg=P.xyzz_neg, xyzz_set_identity=P.xyzz_set_identity,
-        add_mixed=P.xyzz_add_mixed, add_unless_equal=P.xyzz_add_unless_equal, dbl=P.xyzz_dbl,
-        # reduce's second operand: G2 reads it from global memory where the formula needs it
-        # (as accumulate's bases), as its 96 registers are what the kernel spills (ptxas sm_90
-        # stack 1448 -> 1168 B before the dbl site); G1 loads it: 220 registers, 242 in place.
-        operand_in_memory=curve.degree == 2,
+        X=4 * P.limbs, A=2 * P.limbs, LANES=P.lanes, load=P.load, store=P.store, xyzz_neg=P.xyzz_neg,
+        xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed,
+        add_unless_equal=P.xyzz_add_unless_equal, dbl=P.xyzz_dbl, base_in_memory=curve.degree == 1,
     )
     suffix = curve.name.lower()
-    return {name: gpu_kernel(specialize(template, f"{name}_{suffix}", **bindings))
-            for name, template in (("accumulate", accumulate), ("reduce", reduce))}
+    kernels = {name: gpu_kernel(specialize(template, f"{name}_{suffix}", **bindings))
+               for name, template in (("accumulate", accumulate), ("reduce", reduce))}
+    return {**kernels, "lanes": P.lanes}
 
 
 POINT_KERNELS = {curve.name: _point_kernels(curve) for curve in (G1, G2)}

@@ -272,23 +272,24 @@ def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream) -> None:
     K.classify[per_scalar, K.THREADS, stream](scalars, montgomery, c, windows, ws.kinds, ws.counts)
     K.scan[per_window, K.SCAN_THREADS, stream](ws.counts, plan.chunk, ws.offsets, ws.cursors, ws.chunk_offsets)
     K.scatter[per_scalar, K.THREADS, stream](scalars, montgomery, c, windows, ws.kinds, ws.cursors, ws.entries)
-    kern["accumulate"][_grid(ws.seg0), K.THREADS, stream](
+    lanes = kern["lanes"]  # threads per point (G2: a lane pair)
+    kern["accumulate"][_grid(ws.seg0 * lanes), K.THREADS, stream](
         bases, ws.entries, ws.offsets, ws.chunk_offsets, plan.chunk, ws.kinds, K.ONES_PER, ws.ones0, ws.points,
         ws.chunk_buckets)
     reduce = kern["reduce"]
     stride = 1
     while stride < -(-n // plan.chunk):  # a bucket has at most ceil(n / chunk) chunks
-        reduce[_grid(ws.ones0), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c,
+        reduce[_grid(ws.ones0 * lanes), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c,
                                                    plan.max_chunks, -1, 0, 0, stride, 0, 0, K.COMBINE_PER, 0, out)
         stride *= K.COMBINE_PER
     items = windows * ws.segments
-    reduce[_grid(items), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c, plan.max_chunks,
+    reduce[_grid(items * lanes), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c, plan.max_chunks,
                                             ws.segments, ws.seg0, ws.tmp0, 0, 0, 0, 1, 0, out)
     src, first, count = ws.ones0, ws.first, ws.segments  # window 0: the 0/1 sums and its segments
     level = 0
     while True:  # levels of SUM_PER-point sums per window; the last also writes ``out``
         dst = ws.level0 + (level % 2) * ws.level_size
-        reduce[_grid(_level_items(first, count, windows)), K.THREADS, stream](
+        reduce[_grid(_level_items(first, count, windows) * lanes), K.THREADS, stream](
             ws.points, ws.chunk_offsets, ws.chunk_buckets, c, plan.max_chunks, 0, ws.seg0, ws.tmp0, src, first,
             count, K.SUM_PER, dst, out)
         if first <= K.SUM_PER and count <= K.SUM_PER:

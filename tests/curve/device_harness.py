@@ -23,6 +23,7 @@ from numba_cuzk.curve import layout
 from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.curve.points import point_ops
 from numba_cuzk.field.mont import device
+from tests.field.device_harness import fast_handoffs
 
 BLOCK = 8  # simulator threads are Python threads: small blocks run faster there
 POISON = np.uint32(0xA5A5A5A5)
@@ -71,25 +72,25 @@ def _apply(fn, arity: int, flag: bool):
 
 
 @lru_cache(maxsize=None)
-def _kernel(curve: CurveParams, name: str):
-    P = point_ops(curve)
-    L4 = 4 * P.limbs
+def _kernel(curve: CurveParams, name: str, pair: bool):
+    P = point_ops(curve, pair=pair)
+    L4, lanes = 4 * P.limbs, P.lanes
     load, store = P.load, P.store
     formats, result = OPS[name]
     apply = _apply(getattr(P, name), len(formats), result == "flag")
-    if config.ENABLE_CUDASIM:
+    if not config.ENABLE_CUDASIM:
+        apply = device(apply)
+    elif not pair:  # (a pair's functions need its simulated threads)
         # The simulated kernel is Python, so apply stays Python (a CPU-compiled wrapper per
         # function cost ~0.3 s each). Call it once here, on one thread, to compile what it
         # calls: compiling from inside a launch (one Python thread per CUDA thread) took
         # ~3x as long. Zeros are the identity (Z = 0) or (0, 0), which every function takes.
         zeros = np.zeros(L4, dtype=np.uint32)
         apply(zeros, zeros.copy(), zeros.copy())
-    else:
-        apply = device(apply)
 
     @cuda.jit
     def kernel(n, alias, out, flags, a, b):
-        i = cuda.grid(1)
+        i = cuda.grid(1) // lanes
         if i < n:
             x = cuda.local.array(L4, uint32)
             y = cuda.local.array(L4, uint32)
@@ -98,15 +99,16 @@ def _kernel(curve: CurveParams, name: str):
             load(y, b, i, 4)
             load(o, out, i, 4)  # poison: rows the function must write
             res = x if alias == ALIAS_FIRST else (y if alias == ALIAS_SECOND else o)
-            flags[i] = uint32(apply(res, x, y))
+            flags[cuda.grid(1) % lanes, i] = uint32(apply(res, x, y))  # a row per lane
             store(out, i, res, 4)
 
     return kernel
 
 
-def run(curve: CurveParams, name: str, *inputs: list, alias: int = ALIAS_NONE):
+def run(curve: CurveParams, name: str, *inputs: list, alias: int = ALIAS_NONE, pair: bool = False):
     """Reference points in the formats of OPS[name] -> the function's result (a reference
-    point per input, or a bool for "flag" functions)."""
+    point per input, or a bool for "flag" functions). ``pair``: G2's lane-pair functions
+    (point_ops(G2, pair=True)), each point on two threads; both lanes' flags must agree."""
     formats, result = OPS[name]
     n = len(inputs[0])
     L = curve.limbs
@@ -119,10 +121,14 @@ def run(curve: CurveParams, name: str, *inputs: list, alias: int = ALIAS_NONE):
     while len(arrays) < 2:
         arrays.append(np.full((4 * L, n), POISON, dtype=np.uint32))
     out = cuda.to_device(np.full((4 * L, n), POISON, dtype=np.uint32))
-    flags = cuda.to_device(np.zeros(n, dtype=np.uint32))
+    flags = cuda.to_device(np.full((2, n), POISON, dtype=np.uint32))
     d_a, d_b = cuda.to_device(arrays[0]), cuda.to_device(arrays[1])
-    _kernel(curve, name)[(n + BLOCK - 1) // BLOCK, BLOCK](n, alias, out, flags, d_a, d_b)
+    lanes = 2 if pair else 1
+    with fast_handoffs():
+        _kernel(curve, name, pair)[(lanes * n + BLOCK - 1) // BLOCK, BLOCK](n, alias, out, flags, d_a, d_b)
     if result == "flag":
-        return [bool(f) for f in flags.copy_to_host()]
+        rows = flags.copy_to_host()[:lanes]
+        assert (rows == rows[0]).all() and ((rows == 0) | (rows == 1)).all(), f"{name}: lanes disagree: {rows}"
+        return [bool(f) for f in rows[0]]
     rows = layout.COORDS[result] * L
     return layout.limbs_to_points(np.ascontiguousarray(out.copy_to_host()[:rows]), curve, result)

@@ -139,3 +139,32 @@ def test_fq2_functions(a, b):
     assert dev.fq2_apply("sub", a, b) == [fq2.sub(x, y) for x, y in zip(a, b)]
     assert dev.fq2_apply("neg", a, b) == [fq2.neg(x) for x in a]
     assert dev.fq2_apply("conj", a, b) == [fq2.conjugate(x) for x in a]
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.lists(_fq2_elements(), min_size=1, max_size=BATCH), st.lists(_fq2_elements(), min_size=1, max_size=BATCH))
+def test_fq2_pair_functions(a, b):
+    """fq2_pair.py, each element on a lane pair (the simulator's pairs exchange in Python),
+    against the reference: with a = b too (squares through mul, x - x)."""
+    n = min(len(a), len(b))
+    a, b = a[:n], b[:n]
+    for left, right in ((a, b), (a, a)):
+        assert dev.fq2_pair_apply("mul", left, right) == [fq2.mul(x, y) for x, y in zip(left, right)]
+        assert dev.fq2_pair_apply("add", left, right) == [fq2.add(x, y) for x, y in zip(left, right)]
+        assert dev.fq2_pair_apply("sub", left, right) == [fq2.sub(x, y) for x, y in zip(left, right)]
+    assert dev.fq2_pair_apply("sqr", a, b) == [fq2.square(x) for x in a]
+    assert dev.fq2_pair_apply("inv", a, b) == [fq2.inverse(x) if x != (0, 0) else (0, 0) for x in a]
+    assert dev.fq2_pair_apply("neg", a, b) == [fq2.neg(x) for x in a]
+    assert dev.fq2_pair_apply("dbl", a, b) == [fq2.add(x, x) for x in a]
+
+
+def test_fq2_pair_predicates_agree_across_the_pair():
+    edges = edge_values(FQ)
+    a = [(0, 0), (0, 1), (1, 0), (edges[-1], edges[-1]), (5, 7), (5, 7)]
+    b = [(0, 0), (0, 0), (1, 0), (edges[-1], 0), (5, 7), (7, 5)]
+    flags, ones = dev.fq2_pair_flags(a, b)
+    equal, zero = [x == y for x, y in zip(a, b)], [x == (0, 0) for x in a]
+    assert [bool(v) for v in flags[0]] == [bool(v) for v in flags[1]] == equal
+    assert [bool(v) for v in flags[2]] == [bool(v) for v in flags[3]] == zero
+    assert not flags[4:].any()
+    assert ones == [(1, 0) if x == (0, 0) else x for x in a]  # set_one and select
