@@ -21,6 +21,8 @@ limbs; see points.py):
   decompresses (flags has COMPRESSED) and checks (flags has CHECK) in place.
 - ``check_stored(p) -> status``: a key's point as stored (Montgomery, (0, 0) for
   infinity), checked on its curve and in the subgroup, left as it is.
+``pair_checks()``: G2's in_subgroup and check_stored for points held by lane pairs
+(point_ops(G2, pair=True)), which the check_g2 kernel runs.
 """
 
 from __future__ import annotations
@@ -32,14 +34,15 @@ from typing import Callable
 import numpy as np
 from numba import int64, uint32, uint64
 
-from numba_cuzk.curve.params import BETA, PSI_X, PSI_Y, Z_ABS, CurveParams
+from numba_cuzk.curve.params import BETA, G2, PSI_X, PSI_Y, Z_ABS, CurveParams
 from numba_cuzk.curve.points import montgomery_limbs, point_ops
 from numba_cuzk.curve.target import field_call, split
 from numba_cuzk.field.carry import opaque
 from numba_cuzk.field.fq2 import fq2_ops
+from numba_cuzk.field.fq2_pair import fq2_pair_ops
 from numba_cuzk.field.mont import device, fq_ops
 from numba_cuzk.field.params import FQ
-from numba_cuzk.field.target import local_u32
+from numba_cuzk.field.target import local_u32, pair_function, pair_lane
 
 # decode flags (per point, uint32) and statuses
 INFINITY = np.uint32(1)
@@ -162,32 +165,18 @@ class CurveChecks:
     check_stored: Callable
 
 
-@lru_cache(maxsize=None)
-def curve_checks(curve: CurveParams) -> CurveChecks:
-    P = point_ops(curve)
-    L = P.limbs
-    L2, L3 = 2 * L, 3 * L
-    F = fq_ops if curve.degree == 1 else fq2_ops
-    f_mul, f_sqr, f_add = field_call(F.mul, 3, L), field_call(F.sqr, 2, L), field_call(F.add, 3, L)
-    f_neg, f_copy, f_set_one = field_call(F.neg, 2, L), F.copy, F.set_one
-    B = montgomery_limbs(curve.b, curve.degree)
-    jac_dbl, jac_neg, jac_eq, jac_from_affine = P.jac_dbl, P.jac_neg, P.jac_eq, P.jac_from_affine
-    jac_add_mixed_unless_equal = P.jac_add_mixed_unless_equal
-    BITS = _CHECK_SCALAR[curve.degree]
-    TOP = _CHECK_SCALAR_BITS[curve.degree] - 1
-    aff_on_curve = P.aff_on_curve
-    sqrt = fq_sqrt if curve.degree == 1 else fq2_sqrt
-    largest = _fq_largest if curve.degree == 1 else _fq2_largest
-    to_mont = fq_to_mont
-    DEG = curve.degree
+def _mul_by_check_scalar(P, formula: Callable, degree: int) -> Callable:
+    """out = [k] p (Jacobian) for an affine p and k = _CHECK_SCALAR[degree]: left to right,
+    one doubling site and one mixed-addition site, each step one or the other (an addition
+    that meets p == p doubles at the same site): NVVM inlines a formula at every call site,
+    and a G2 site is ~20 s of compilation. The bit index is opaque so NVVM keeps the loop
+    (see carry.opaque)."""
+    jac_dbl, jac_from_affine, jac_add_mixed_unless_equal = P.jac_dbl, P.jac_from_affine, P.jac_add_mixed_unless_equal
+    BITS = _CHECK_SCALAR[degree]
+    TOP = _CHECK_SCALAR_BITS[degree] - 1
 
-    @device
+    @formula
     def mul_by_check_scalar(out, p):
-        """out = [k] p (Jacobian) for an affine p and k = _CHECK_SCALAR[curve]: left to
-        right, one doubling site and one mixed-addition site, each step one or the other
-        (an addition that meets p == p doubles at the same site): NVVM inlines a formula
-        at every call site, and a G2 site is ~20 s of compilation. The bit index is opaque
-        so NVVM keeps the loop (see carry.opaque)."""
         jac_from_affine(out, p)
         k = int64(opaque(uint32(TOP))) - 1
         adding = False
@@ -203,6 +192,84 @@ def curve_checks(curve: CurveParams) -> CurveChecks:
                 k -= 1
             if double:
                 jac_dbl(out, out)
+
+    return mul_by_check_scalar
+
+
+@dataclass(frozen=True)
+class StoredCheck:
+    """``check_stored(p) -> status`` for G2 points held by lane pairs (curve_checks' own
+    for point_ops(G2, pair=True): the check_g2 kernel), and its in_subgroup(p)."""
+
+    in_subgroup: Callable
+    check_stored: Callable
+
+
+@lru_cache(maxsize=None)
+def pair_checks() -> StoredCheck:
+    """G2's subgroup and stored-point checks over fq2_pair.py (a lane's half of each Fq2
+    coordinate; see points.py): the arithmetic of curve_checks(G2), a third less code for
+    NVVM to inline (an Fq2 product is 2 Fq products per lane, not 3) and no spills."""
+    P = point_ops(G2, pair=True)
+    L = P.limbs
+    L2, L3 = 2 * L, 3 * L
+    F = fq2_pair_ops
+    mul_by_check_scalar = _mul_by_check_scalar(P, pair_function, 2)
+    PSI = montgomery_limbs(PSI_X, 2) + montgomery_limbs(PSI_Y, 2)  # x's c0, c1, then y's
+    PSI_LANE0, PSI_LANE1 = PSI[:L] + PSI[2 * L:3 * L], PSI[L:2 * L] + PSI[3 * L:]
+    jac_neg, jac_eq, aff_on_curve, aff_is_identity = P.jac_neg, P.jac_eq, P.aff_on_curve, P.aff_is_identity
+    f_mul, f_neg, f_copy, f_set_one = F.mul, F.neg, F.copy, F.set_one
+
+    @pair_function
+    def in_subgroup(p):
+        """psi(P) == z P = -[|z|] P; conj negates lane 1's half."""
+        acc = local_u32(L3)
+        e = local_u32(L3)
+        c = local_u32(L2)
+        mul_by_check_scalar(acc, p)
+        jac_neg(acc, acc)
+        lane0 = pair_lane() == 0
+        for j in range(L2):
+            c[j] = PSI_LANE0[j] if lane0 else PSI_LANE1[j]
+        for k in range(2):
+            if lane0:
+                f_copy(e[k * L:(k + 1) * L], p[k * L:(k + 1) * L])
+            else:
+                f_neg(e[k * L:(k + 1) * L], p[k * L:(k + 1) * L])
+            f_mul(e[k * L:(k + 1) * L], e[k * L:(k + 1) * L], c[k * L:(k + 1) * L])
+        f_set_one(e[L2:L3])
+        return jac_eq(e, acc)
+
+    @pair_function
+    def check_stored(p):
+        """As curve_checks(G2).check_stored, on a lane pair."""
+        if aff_is_identity(p):
+            return OK
+        if not aff_on_curve(p):
+            return NOT_ON_CURVE
+        if not in_subgroup(p):
+            return NOT_IN_SUBGROUP
+        return OK
+
+    return StoredCheck(in_subgroup=in_subgroup, check_stored=check_stored)
+
+
+@lru_cache(maxsize=None)
+def curve_checks(curve: CurveParams) -> CurveChecks:
+    P = point_ops(curve)
+    L = P.limbs
+    L2, L3 = 2 * L, 3 * L
+    F = fq_ops if curve.degree == 1 else fq2_ops
+    f_mul, f_sqr, f_add = field_call(F.mul, 3, L), field_call(F.sqr, 2, L), field_call(F.add, 3, L)
+    f_neg, f_copy, f_set_one = field_call(F.neg, 2, L), F.copy, F.set_one
+    B = montgomery_limbs(curve.b, curve.degree)
+    jac_neg, jac_eq = P.jac_neg, P.jac_eq
+    aff_on_curve = P.aff_on_curve
+    sqrt = fq_sqrt if curve.degree == 1 else fq2_sqrt
+    largest = _fq_largest if curve.degree == 1 else _fq2_largest
+    to_mont = fq_to_mont
+    DEG = curve.degree
+    mul_by_check_scalar = _mul_by_check_scalar(P, device, curve.degree)
 
     if curve.degree == 1:
         BETA_M = montgomery_limbs(BETA, 1)

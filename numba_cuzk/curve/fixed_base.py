@@ -25,7 +25,7 @@ The body has ONE call site of the mixed addition: each site inlines the whole fo
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, int64, prange
+from numba import config, cuda, int64, prange
 from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending
 
@@ -37,7 +37,7 @@ from numba_cuzk.curve.reference import Curve
 from numba_cuzk.field.mont import device, fr_ops
 from numba_cuzk.field.params import FR
 from numba_cuzk.field.scalars import bits, load_scalar
-from numba_cuzk.field.target import is_device_array, local_u32
+from numba_cuzk.field.target import is_device_array, local_u32, pair_function
 from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel, specialize
 
 WINDOW = 8  # bits per digit: 32 additions per point, an 8192-entry table
@@ -142,15 +142,23 @@ def _multiply_each_gpu(n, xyzz, scalars, table, montgomery, window):
         body(i, xyzz, scalars, table, montgomery, window)
 
 
+def _multiply_pairs_gpu(n, xyzz, scalars, table, montgomery, window):
+    i = cuda.grid(1) // 2  # point i on the lane pair 2i, 2i + 1
+    if i < n:
+        body(i, xyzz, scalars, table, montgomery, window)
+
+
 def _multiply_each_cpu(n, xyzz, scalars, table, montgomery, window):
     for i in prange(n):
         body(i, xyzz, scalars, table, montgomery, window)
 
 
 def _mul_pair(curve: CurveParams) -> tuple:
-    """(CUDA kernel fixed_base_mul_gN, parallel CPU kernel fixed_base_mul_gN_cpu), each
-    ``(n, xyzz, scalars, table, montgomery, window)``: xyzz[:, i] (4L, n) <- scalars[:, i]
-    * P in XYZZ, for i < n. The templates' ``body`` is bound by kernel_cache.specialize."""
+    """(CUDA kernel fixed_base_mul_gN, parallel CPU kernel fixed_base_mul_gN_cpu, GPU
+    threads per point), each ``(n, xyzz, scalars, table, montgomery, window)``: xyzz[:, i]
+    (4L, n) <- scalars[:, i] * P in XYZZ, for i < n. The templates' ``body`` is bound by
+    kernel_cache.specialize. G2's GPU kernel holds each point on a lane pair (points.py),
+    but in the simulator (no warp shuffles; see msm/kernels.py)."""
     P = point_ops(curve)
     A, X = 2 * P.limbs, 4 * P.limbs
     set_identity, add_mixed, store = P.xyzz_set_identity, P.xyzz_add_mixed, P.store
@@ -170,8 +178,30 @@ def _mul_pair(curve: CurveParams) -> tuple:
         store(xyzz, i, acc, 4)
 
     name = f"fixed_base_mul_{curve.name.lower()}"
-    return (gpu_kernel(specialize(_multiply_each_gpu, name, body=body)),
-            cpu_kernel(specialize(_multiply_each_cpu, f"{name}_cpu", body=body), parallel=True))
+    cpu = cpu_kernel(specialize(_multiply_each_cpu, f"{name}_cpu", body=body), parallel=True)
+    if curve.degree == 1 or config.ENABLE_CUDASIM:
+        return gpu_kernel(specialize(_multiply_each_gpu, name, body=body)), cpu, 1
+    pair = point_ops(curve, pair=True)
+    PA, PX = 2 * pair.limbs, 4 * pair.limbs
+    pair_identity, pair_add_mixed, pair_load, pair_store = (pair.xyzz_set_identity, pair.xyzz_add_mixed, pair.load,
+                                                           pair.store)
+
+    @pair_function
+    def pair_body(i, xyzz, scalars, table, montgomery, window):
+        k = local_u32(S)
+        acc = local_u32(PX)
+        entry = local_u32(PA)
+        load_scalar(k, scalars, i, montgomery)
+        pair_identity(acc)
+        size = int64(1) << window
+        for w in range(table.shape[1] >> window):
+            d = int64(bits(k, w * window, window))
+            if d != 0:
+                pair_load(entry, table, w * size + d, 2)
+                pair_add_mixed(acc, acc, entry)
+        pair_store(xyzz, i, acc, 4)
+
+    return gpu_kernel(specialize(_multiply_pairs_gpu, name, body=pair_body)), cpu, 2
 
 
 MULTIPLY = {curve.name: _mul_pair(curve) for curve in (G1, G2)}
@@ -205,11 +235,11 @@ def fixed_base_mul(out, scalars, table, curve: CurveParams, *, montgomery: bool 
     a (4L, n) uint32 XYZZ scratch array, twice ``out`` (G2 at n = 2^22: 1.6 GB).
     """
     n, window = _check(out, scalars, table, curve)
-    gpu, cpu = MULTIPLY[curve.name]
+    gpu, cpu, lanes = MULTIPLY[curve.name]
     shape = (4 * curve.limbs, n)
     if is_device_array(out):
         xyzz = cuda.device_array(shape, dtype=np.uint32, stream=stream or 0)
-        _launch(gpu, n, stream, xyzz, scalars, table, bool(montgomery), window)
+        _launch(gpu, n, stream, xyzz, scalars, table, bool(montgomery), window, lanes=lanes)
     else:
         xyzz = np.empty(shape, dtype=np.uint32)
         if n:

@@ -16,22 +16,24 @@ and return without synchronizing.
 from __future__ import annotations
 
 import numpy as np
+from numba import config
 
-from numba_cuzk.curve.checks import curve_checks
+from numba_cuzk.curve.checks import curve_checks, pair_checks
 from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.points import field_ops, point_ops
 from numba_cuzk.curve.target import field_call
 from numba_cuzk.field.kernels import index_kernels
 from numba_cuzk.field.mont import device
-from numba_cuzk.field.target import is_device_array, local_u32
+from numba_cuzk.field.target import is_device_array, local_u32, pair_function, pair_lane
 
 THREADS_PER_BLOCK = 128
 AFFINE_CHUNK = 32  # points per thread in to_affine: one inversion (~570 products) per 32
 
 
-def _launch(kernel, n: int, stream, *args) -> None:
+def _launch(kernel, n: int, stream, *args, lanes: int = 1) -> None:
+    """``kernel(n, *args)`` on n * lanes threads (lanes: threads per item)."""
     if n:
-        blocks = (n + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+        blocks = (n * lanes + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
         kernel[blocks, THREADS_PER_BLOCK, stream or 0](n, *args)
 
 
@@ -118,6 +120,9 @@ def _decode_pair(curve: CurveParams) -> tuple:
 
 
 def _check_pair(curve: CurveParams) -> tuple:
+    """(check_gN, check_gN_cpu, GPU threads per point): G2's GPU kernel holds each point
+    on a lane pair (checks.pair_checks), but in the simulator (no warp shuffles; see
+    msm/kernels.py), which runs the CPU's one-thread check."""
     P = point_ops(curve)
     L2 = 2 * P.limbs
     check_point = curve_checks(curve).check_stored
@@ -129,7 +134,20 @@ def _check_pair(curve: CurveParams) -> tuple:
         load(p, points, i, 2)
         status[i] = check_point(p)
 
-    return index_kernels(f"check_{curve.name.lower()}", body, 2, symbols=True)
+    if curve.degree == 1 or config.ENABLE_CUDASIM:
+        return (*index_kernels(f"check_{curve.name.lower()}", body, 2, symbols=True), 1)
+    pair = point_ops(curve, pair=True)
+    check_on_pair, load_half, half = pair_checks().check_stored, pair.load, 2 * pair.limbs
+
+    @pair_function
+    def pair_body(i, status, points):
+        p = local_u32(half)
+        load_half(p, points, i, 2)
+        result = check_on_pair(p)
+        if pair_lane() == 0:
+            status[i] = result
+
+    return (*index_kernels(f"check_{curve.name.lower()}", body, 2, symbols=True, pair_body=pair_body), 2)
 
 
 # The kernels: jacobian_to_affine_g1, xyzz_to_affine_g2, decode_g1, check_g2, ... and their _cpu twins.
@@ -171,9 +189,9 @@ def check(status, points, curve: CurveParams, stream=None):
     """status[i] (n,) <- checks.OK / NOT_ON_CURVE / NOT_IN_SUBGROUP for the (2L, n) points
     of a key as stored (Montgomery affine, (0, 0) the identity), which stay unchanged."""
     n = _check_points(points, curve, 2, "points")
-    gpu, cpu = CHECK[curve.name]
+    gpu, cpu, lanes = CHECK[curve.name]
     if is_device_array(points):
-        _launch(gpu, n, stream, status, points)
+        _launch(gpu, n, stream, status, points, lanes=lanes)
     elif n:
         cpu(n, status, points)
     return status

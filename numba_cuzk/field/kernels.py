@@ -70,16 +70,27 @@ def _cpu_each4(n, a, b, c, d):
         body(i, a, b, c, d)
 
 
+def _gpu_pairs2(n, a, b):
+    i = cuda.grid(1) // 2
+    if i < n:
+        body(i, a, b)
+
+
 _TEMPLATES = {2: (_gpu_each2, _cpu_each2), 3: (_gpu_each3, _cpu_each3), 4: (_gpu_each4, _cpu_each4)}
 
 
-def index_kernels(name: str, body, arrays: int, symbols: bool) -> tuple:
+def index_kernels(name: str, body, arrays: int, symbols: bool, pair_body=None) -> tuple:
     """(CUDA kernel ``name``, parallel CPU kernel ``name_cpu``), each ``(n, *arrays)``
     running ``body(i, *arrays)`` for i < n (one thread each on the GPU). The templates'
     free name ``body`` is bound by kernel_cache.specialize; ``symbols``: see
-    kernel_cache.cpu_kernel (True above field/)."""
+    kernel_cache.cpu_kernel (True above field/). ``pair_body`` (two arrays): the CUDA
+    kernel runs it instead, item i on the lane pair 2i, 2i + 1 (launch 2n threads)."""
     gpu, cpu = _TEMPLATES[arrays]
-    return (gpu_kernel(specialize(gpu, name, body=body)),
+    if pair_body is not None:
+        gpu, body_gpu = _gpu_pairs2, pair_body
+    else:
+        body_gpu = body
+    return (gpu_kernel(specialize(gpu, name, body=body_gpu)),
             cpu_kernel(specialize(cpu, f"{name}_cpu", body=body), symbols=symbols, parallel=True))
 
 

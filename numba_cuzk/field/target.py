@@ -107,20 +107,23 @@ def sync_event():
     return cuda.event() if config.ENABLE_CUDASIM else cuda.event(timing=False)
 
 
+_FORWARDERS = {
+    0: lambda t: lambda: t(),
+    1: lambda t: lambda a: t(a),
+    2: lambda t: lambda a, b: t(a, b),
+    3: lambda t: lambda a, b, c: t(a, b, c),
+    4: lambda t: lambda a, b, c, d: t(a, b, c, d),
+    5: lambda t: lambda a, b, c, d, e: t(a, b, c, d, e),
+    6: lambda t: lambda a, b, c, d, e, f: t(a, b, c, d, e, f),
+}
+
+
 def forwarder(target: Callable, arity: int) -> Callable:
-    """A function of ``arity`` parameters a, b, c, d that returns target(...): the fixed
+    """A function of ``arity`` parameters a, b, c, ... that returns target(...): the fixed
     parameter names Numba's overloads need to match."""
-    if arity == 0:
-        return lambda: target()
-    if arity == 1:
-        return lambda a: target(a)
-    if arity == 2:
-        return lambda a, b: target(a, b)
-    if arity == 3:
-        return lambda a, b, c: target(a, b, c)
-    if arity == 4:
-        return lambda a, b, c, d: target(a, b, c, d)
-    raise ValueError(f"arity {arity} not supported")
+    if arity not in _FORWARDERS:
+        raise ValueError(f"arity {arity} not supported")
+    return _FORWARDERS[arity](target)
 
 
 def pair_function(fn: Callable) -> Callable:

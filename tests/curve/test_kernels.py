@@ -53,3 +53,38 @@ def test_to_affine_rejects_bad_shapes():
         kernels.to_affine(np.zeros((24, 3), np.uint32), np.zeros((36, 3), np.uint32), G1, "xyzz")
     with pytest.raises(ValueError, match="form"):
         kernels.to_affine(np.zeros((24, 3), np.uint32), np.zeros((48, 3), np.uint32), G1, "projective")
+
+
+def _pair_check_kernel():
+    from numba_cuzk.curve.checks import pair_checks
+    from numba_cuzk.curve.points import point_ops
+    from numba_cuzk.field.target import local_u32, pair_lane
+
+    P = point_ops(G2, pair=True)
+    check_stored, load, half = pair_checks().check_stored, P.load, 2 * P.limbs
+
+    @cuda.jit
+    def check_on_pairs(n, status, points):
+        i = cuda.grid(1) // 2
+        if i < n:
+            p = local_u32(half)
+            load(p, points, i, 2)
+            status[pair_lane(), i] = check_stored(p)  # each lane's answer: they must agree
+
+    return check_on_pairs
+
+
+@pytest.mark.gpu
+def test_g2_check_on_lane_pairs():
+    """checks.pair_checks (the check_g2 kernel's, on the GPU) in the simulator's Python lane
+    pairs: the identity, points in G2, one off the curve and one off the subgroup."""
+    from numba_cuzk.curve.checks import NOT_IN_SUBGROUP, NOT_ON_CURVE, OK
+    from tests.field.device_harness import fast_handoffs
+
+    rng = random.Random(8)
+    pts = [None, g2.random_point(rng), g2.point_off_curve(rng), g2.point_off_subgroup(rng), g2.generator]
+    status = cuda.to_device(np.full((2, len(pts)), 255, dtype=np.uint8))
+    with fast_handoffs():
+        _pair_check_kernel()[1, 2 * len(pts)](len(pts), status, cuda.to_device(layout.points_to_limbs(pts, G2)))
+    expected = [OK, OK, NOT_ON_CURVE, NOT_IN_SUBGROUP, OK]
+    assert status.copy_to_host().tolist() == [expected, expected]

@@ -241,7 +241,8 @@ def _fq2_pair_kernel(name: str):
 
 @lru_cache(maxsize=None)
 def _fq2_pair_flags_kernel():
-    ops = fq2_pair_ops
+    load, store, eq, is_zero = fq2_pair_ops.load, fq2_pair_ops.store, fq2_pair_ops.eq, fq2_pair_ops.is_zero
+    set_one, select = fq2_pair_ops.set_one, fq2_pair_ops.select
 
     @cuda.jit
     def kernel(n, flags, out, a, b):
@@ -249,15 +250,15 @@ def _fq2_pair_flags_kernel():
         if i < n:
             x = cuda.local.array(P, uint32)
             y = cuda.local.array(P, uint32)
-            ops.load(x, a, i)
-            ops.load(y, b, i)
+            load(x, a, i)
+            load(y, b, i)
             lane = pair_lane()
-            flags[lane, i] = uint32(ops.eq(x, y))  # each lane's answer: the pair must agree
-            flags[2 + lane, i] = uint32(ops.is_zero(x))
-            ops.set_one(y)
-            ops.select(x, ops.is_zero(x), y, x)  # 0 -> 1
-            ops.store(out, i, x)
-            if ops.is_zero(x):
+            flags[lane, i] = uint32(eq(x, y))  # each lane's answer: the pair must agree
+            flags[2 + lane, i] = uint32(is_zero(x))
+            set_one(y)
+            select(x, is_zero(x), y, x)  # 0 -> 1
+            store(out, i, x)
+            if is_zero(x):
                 flags[4 + lane, i] = uint32(1)  # never: a branch both lanes take or neither
 
     return kernel
