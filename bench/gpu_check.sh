@@ -18,6 +18,9 @@
 #   device-busy issue: bit_heavy 2^20, 4 jobs x 10, 15 workers, 3 rounds, CUPTI, at the
 #   engine's 0.5 ms GIL switch interval and at Python's default 5 ms; its timeline in
 #   $OUT/timeline-traced.jsonl
+#   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
+#   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
+#   CPU proof inside `compile` once failed its check (17f405d); $OUT/compile.log, soak.log
 # For each section: the real-GPU run of its kernel tests (pytest -m gpu), then its
 # benchmark, each stopped after $TEST_TIMEOUT / $BENCH_TIMEOUT seconds (default 300;
 # curve's tests compile every G2 formula into one kernel: give them ~540). Full logs and results go to $OUT (or ./gpu-out); stdout gets their tails.
@@ -71,6 +74,17 @@ for arg in "$@"; do
             --zkey C.zkey --witness C.wtns >/dev/null) || status=1
         python3 -c "import pstats, sys; pstats.Stats(sys.argv[1], stream=open(sys.argv[2], 'w')).sort_stats('cumulative').print_stats(80)" \
             "$out/warm-prove.prof" "$out/warm-prove.txt" && head -60 "$out/warm-prove.txt" | tail -50
+        continue
+    fi
+    if [ "$arg" = compile ]; then
+        echo "=== compile: numba-cuzk compile, bench.cpu_soak beside it"
+        python3 -m bench.cpu_soak --rounds 80 --keep "$out/soak" > "$out/soak.log" 2>&1 &
+        soak=$!
+        start=$SECONDS
+        python3 -m numba_cuzk.cli compile > "$out/compile.log" 2>&1 || status=1
+        echo "numba-cuzk compile: $((SECONDS - start)) s"; grep -E "_g2 |tasks in" "$out/compile.log"
+        wait $soak || status=1
+        grep cpu_soak "$out/soak.log"; grep -q "cpu_soak: 0 failed" "$out/soak.log" || status=1
         continue
     fi
     if [ "$arg" = engine ]; then
