@@ -200,11 +200,14 @@ def _compile_first(cpu: bool) -> None:
     in parallel processes before the command's work (precompile.first_run_on_gpu)."""
     from numba_cuzk.engine import precompile
 
-    if cpu or not precompile.first_run_on_gpu():
+    if cpu:
         return
-    start = time.perf_counter()
-    with _spinner(f"first run here: compiling the GPU kernels in {os.cpu_count()} processes, once"):
-        precompile.compile_all(cpu_backend=False)
+    with precompile.first_run_on_gpu() as first:
+        if not first:
+            return
+        start = time.perf_counter()
+        with _spinner(f"first run here: compiling the GPU kernels in {os.cpu_count()} processes, once"):
+            precompile.compile_all(cpu_backend=False)
     typer.echo(f"compiled the GPU kernels into {kernel_cache.cache_dir()} in {time.perf_counter() - start:.0f} s",
                err=True)
 

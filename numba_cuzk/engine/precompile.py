@@ -22,12 +22,15 @@ needs. Without a GPU only the CPU tasks run.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing
 import os
 import queue
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -215,18 +218,51 @@ def task_names(gpu: bool | None = None, cpu_backend: bool = True) -> list[str]:
     return [task.name for task in _tasks(gpu, cpu_backend)]
 
 
-def first_run_on_gpu() -> bool:
-    """True where a GPU is visible and this version of the code has compiled nothing on
-    this machine yet (its cache folder is absent; it is made here, so this is True once):
-    compiling the GPU's kernels in parallel first (compile_all(cpu_backend=False), ~1 min
-    on the H200's 16 cores) then beats compiling them one by one inside a first proof (~4
-    min). False where the folder cannot be made (kernel_cache warns of it)."""
+GPU_COMPILED = ".gpu-compiled"  # in the version's cache folder: compile_all finished the GPU's kernels
+_CLAIM = ".gpu-compiling"  # the process compiling them first, by pid
+
+
+@contextlib.contextmanager
+def first_run_on_gpu() -> Iterator[bool]:
+    """True where a GPU is visible and no run of this version of the code on this machine
+    has compiled the GPU's kernels (GPU_COMPILED is absent from its cache folder) or is
+    compiling them now: compiling them in parallel first (compile_all(cpu_backend=False),
+    ~1 min on the H200's 16 cores) then beats compiling them one by one inside a first
+    proof (~4 min). The process told True holds a claim until the block ends; a claim
+    whose process is gone (a compile killed or interrupted) is taken over. False where the
+    folder cannot be written (kernel_cache warns of it)."""
     folder = kernel_cache.cache_dir()
-    if folder.exists() or not backend.cuda_available():
-        return False
+    claim = folder / _CLAIM
+    first = backend.cuda_available() and not (folder / GPU_COMPILED).exists() and _claim(folder, claim)
     try:
-        folder.mkdir(parents=True)
+        yield first
+    finally:
+        if first:
+            claim.unlink(missing_ok=True)
+
+
+def _claim(folder: Path, claim: Path) -> bool:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for _ in range(2):  # a stale claim, removed, then ours
+            try:
+                with open(claim, "x") as file:
+                    file.write(str(os.getpid()))
+                return True
+            except FileExistsError:
+                if _claimer_alive(claim):
+                    return False
+                claim.unlink(missing_ok=True)
     except OSError:
+        pass
+    return False
+
+
+def _claimer_alive(claim: Path) -> bool:
+    try:
+        pid = int(claim.read_text() or 0)
+        os.kill(pid, 0)
+    except (OSError, ValueError):  # gone, unreadable, or half written
         return False
     return True
 
@@ -263,4 +299,7 @@ def compile_all(*, gpu: bool | None = None, cpu_backend: bool = True, processes:
             done.add(result.name)
             if on_done is not None:
                 on_done(result)
+    if gpu:
+        with contextlib.suppress(OSError):  # an unwritable folder: kernel_cache warned of it
+            (kernel_cache.cache_dir() / GPU_COMPILED).touch()
     return results

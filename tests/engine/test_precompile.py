@@ -3,6 +3,7 @@ compiled here: tiny stand-in tasks)."""
 
 from __future__ import annotations
 
+import os
 import time
 
 from numba_cuzk import backend, kernel_cache
@@ -50,8 +51,31 @@ def test_the_first_run_on_a_gpu_machine_is_told_once(monkeypatch, tmp_path):
     folder = tmp_path / "cache" / "key"
     monkeypatch.setattr(kernel_cache, "cache_dir", lambda: folder)
     monkeypatch.setattr(backend, "cuda_available", lambda: True)
-    assert precompile.first_run_on_gpu() and folder.is_dir()
-    assert not precompile.first_run_on_gpu()  # the folder now exists
+    with precompile.first_run_on_gpu() as first:
+        assert first and folder.is_dir()
+        with precompile.first_run_on_gpu() as second:
+            assert not second  # another process is compiling: its kernels land in the cache
+    with precompile.first_run_on_gpu() as first:
+        assert first  # that compile ended without finishing (interrupted): compile again
+        (folder / precompile.GPU_COMPILED).touch()  # as compile_all does once it has finished
+    with precompile.first_run_on_gpu() as first:
+        assert not first
     monkeypatch.setattr(backend, "cuda_available", lambda: False)
     monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path / "other")
-    assert not precompile.first_run_on_gpu()  # no GPU: the first proof compiles what it uses
+    with precompile.first_run_on_gpu() as first:
+        assert not first  # no GPU: the first proof compiles what it uses
+
+
+def test_a_killed_compile_s_claim_is_taken_over(monkeypatch, tmp_path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "key"
+    folder.mkdir()
+    monkeypatch.setattr(kernel_cache, "cache_dir", lambda: folder)
+    monkeypatch.setattr(backend, "cuda_available", lambda: True)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (folder / ".gpu-compiling").write_text(gone.stdout.strip())  # a claimer that no longer runs
+    with precompile.first_run_on_gpu() as first:
+        assert first and (folder / ".gpu-compiling").read_text() == str(os.getpid())
+    assert not (folder / ".gpu-compiling").exists()
