@@ -287,7 +287,7 @@ def main(argv=None) -> None:
     parser.add_argument("--g1", default="16,18,20,22,24")
     parser.add_argument("--g2", default="16,20,22")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--sweep", action="append", default=[], help="KEY=V1,V2 (window, chunk, segment)")
+    parser.add_argument("--sweep", action="append", default=[], help="KEY=V1,V2 (window, chunk, segment, threads)")
     args = parser.parse_args(argv)
     sweep = parse_sweep(args.sweep)
     device = common.gpu_name()
