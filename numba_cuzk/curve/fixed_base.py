@@ -157,8 +157,8 @@ def _mul_pair(curve: CurveParams) -> tuple:
     """(CUDA kernel fixed_base_mul_gN, parallel CPU kernel fixed_base_mul_gN_cpu, GPU
     threads per point), each ``(n, xyzz, scalars, table, montgomery, window)``: xyzz[:, i]
     (4L, n) <- scalars[:, i] * P in XYZZ, for i < n. The templates' ``body`` is bound by
-    kernel_cache.specialize. G2's GPU kernel holds each point on a lane pair (points.py),
-    but in the simulator (no warp shuffles; see msm/kernels.py)."""
+    kernel_cache.specialize. G2's GPU kernel holds each point on a lane pair (points.py);
+    the simulator, which has no warp shuffles (see msm/kernels.py), runs the one-thread body."""
     P = point_ops(curve)
     A, X = 2 * P.limbs, 4 * P.limbs
     set_identity, add_mixed, store = P.xyzz_set_identity, P.xyzz_add_mixed, P.store

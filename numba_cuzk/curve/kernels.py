@@ -121,8 +121,8 @@ def _decode_pair(curve: CurveParams) -> tuple:
 
 def _check_pair(curve: CurveParams) -> tuple:
     """(check_gN, check_gN_cpu, GPU threads per point): G2's GPU kernel holds each point
-    on a lane pair (checks.pair_checks), but in the simulator (no warp shuffles; see
-    msm/kernels.py), which runs the CPU's one-thread check."""
+    on a lane pair (checks.pair_checks); the simulator, which has no warp shuffles (see
+    msm/kernels.py), runs the one-thread check instead."""
     P = point_ops(curve)
     L2 = 2 * P.limbs
     check_point = curve_checks(curve).check_stored

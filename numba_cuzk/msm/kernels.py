@@ -155,8 +155,8 @@ def scatter(scalars, montgomery, c, windows, kinds, cursors, entries):
 # ...): the templates below with their free names (the curve's point formulas load, store,
 # xyzz_neg, xyzz_set_identity, add_mixed, add_unless_equal, dbl; X and A, the limbs of an
 # XYZZ and an affine point per thread; LANES, threads per point; base_in_memory) bound by
-# kernel_cache.specialize. G2's are over point_ops(G2, pair=True): a
-# lane pair per point (field/fq2_pair.py), so each item is LANES threads of the grid.
+# kernel_cache.specialize. On the GPU G2's are over point_ops(G2, pair=True), a lane pair
+# per point (field/fq2_pair.py), so each item is LANES threads of the grid.
 #
 # Few call sites of point formulas: NVVM inlines the whole formula (with its doubling
 # branch) at every site, and a G2 site costs ~20 s of compilation. So reduce runs its
