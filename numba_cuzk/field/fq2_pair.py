@@ -2,11 +2,15 @@
 
 Why: one thread holding a G2 point (4 Fq2 coordinates = 96 limbs) plus a formula's
 temporaries needs more than the 255 registers a thread can have: the single-thread G2
-kernels spill (accumulate 336 B of spill stores per thread, reduce over 2 KB) and run 2
-blocks of 128 threads per SM. Split over a lane pair, a thread holds 48 limbs of a point,
-as a G1 thread does. Lane 0 of the pair (pair_lane() == 0) holds c0, lane 1 holds c1
-(x = c0 + c1 u, u^2 = -1); both run the same code on their own halves, exchanging
-halves with pair_exchange (a warp shuffle) where the arithmetic mixes them:
+kernels spill (ptxas sm_90: accumulate 336 B of spill stores per thread, reduce 1.8 KB).
+Split over a lane pair, a thread holds 48 limbs of a point, as a G1 thread does, and the
+G2 kernels need no spills and a third less inlined code. What it bought on the H200
+(49fb4d5, bench/NOTES.md): G2 MSM 2^16 14.9 -> 11.3 ms, 2^20 unchanged (115 ms): a
+pair computes 36 Fq products per mixed addition where one thread computes 28.
+
+Lane 0 of the pair (pair_lane() == 0) holds c0, lane 1 holds c1 (x = c0 + c1 u,
+u^2 = -1); both run the same code on their own halves, exchanging halves with
+pair_exchange (a warp shuffle) where the arithmetic mixes them:
 
     add, sub, neg, dbl, select, copy   per lane, no exchange (half the work each)
     mul   lane l: p = a_l b_l, q = a_l b_(1-l) (b's other half exchanged first), then
