@@ -21,8 +21,8 @@ limbs; see points.py):
   decompresses (flags has COMPRESSED) and checks (flags has CHECK) in place.
 - ``check_stored(p) -> status``: a key's point as stored (Montgomery, (0, 0) for
   infinity), checked on its curve and in the subgroup, left as it is.
-``pair_checks()``: G2's in_subgroup and check_stored for points held by lane pairs
-(point_ops(G2, pair=True)), which the check_g2 kernel runs.
+``pair_check_stored()``: G2's check_stored for points held by lane pairs (point_ops(G2,
+pair=True)), which the check_g2 kernel runs.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from numba_cuzk.curve.points import montgomery_limbs, point_ops
 from numba_cuzk.curve.target import field_call, split
 from numba_cuzk.field.carry import opaque
 from numba_cuzk.field.fq2 import fq2_ops
-from numba_cuzk.field.fq2_pair import fq2_pair_ops
+from numba_cuzk.field.fq2_pair import fq2_pair_ops, fq2p_conj
 from numba_cuzk.field.mont import device, fq_ops
 from numba_cuzk.field.params import FQ
 from numba_cuzk.field.target import local_u32, pair_function, pair_lane
@@ -196,53 +196,41 @@ def _mul_by_check_scalar(P, formula: Callable, degree: int) -> Callable:
     return mul_by_check_scalar
 
 
-@dataclass(frozen=True)
-class StoredCheck:
-    """``check_stored(p) -> status`` for G2 points held by lane pairs (curve_checks' own
-    for point_ops(G2, pair=True): the check_g2 kernel), and its in_subgroup(p)."""
-
-    in_subgroup: Callable
-    check_stored: Callable
-
-
-@lru_cache(maxsize=None)
-def pair_checks() -> StoredCheck:
-    """G2's subgroup and stored-point checks over fq2_pair.py (a lane's half of each Fq2
-    coordinate; see points.py): the arithmetic of curve_checks(G2), a third less code for
-    NVVM to inline (an Fq2 product is 2 Fq products per lane, not 3) and no spills."""
-    P = point_ops(G2, pair=True)
+def _g2_in_subgroup(P, mul_by_check_scalar: Callable, f_mul: Callable, f_set_one: Callable, conj: Callable,
+                    psi: Callable, formula: Callable) -> Callable:
+    """psi(P) == z P = -[|z|] P, with psi(x, y) = (conj(x) psi_x, conj(y) psi_y), over
+    point_ops' P and its field's f_mul, f_set_one, conj; psi(c) loads (psi_x, psi_y) in
+    P's layout."""
     L = P.limbs
     L2, L3 = 2 * L, 3 * L
-    F = fq2_pair_ops
-    mul_by_check_scalar = _mul_by_check_scalar(P, pair_function, 2)
-    PSI = montgomery_limbs(PSI_X, 2) + montgomery_limbs(PSI_Y, 2)  # x's c0, c1, then y's
-    PSI_LANE0, PSI_LANE1 = PSI[:L] + PSI[2 * L:3 * L], PSI[L:2 * L] + PSI[3 * L:]
-    jac_neg, jac_eq, aff_on_curve, aff_is_identity = P.jac_neg, P.jac_eq, P.aff_on_curve, P.aff_is_identity
-    f_mul, f_neg, f_copy, f_set_one = F.mul, F.neg, F.copy, F.set_one
+    jac_neg, jac_eq = P.jac_neg, P.jac_eq
 
-    @pair_function
+    @formula
     def in_subgroup(p):
-        """psi(P) == z P = -[|z|] P; conj negates lane 1's half."""
         acc = local_u32(L3)
         e = local_u32(L3)
         c = local_u32(L2)
         mul_by_check_scalar(acc, p)
         jac_neg(acc, acc)
-        lane0 = pair_lane() == 0
-        for j in range(L2):
-            c[j] = PSI_LANE0[j] if lane0 else PSI_LANE1[j]
-        for k in range(2):
-            if lane0:
-                f_copy(e[k * L:(k + 1) * L], p[k * L:(k + 1) * L])
-            else:
-                f_neg(e[k * L:(k + 1) * L], p[k * L:(k + 1) * L])
-            f_mul(e[k * L:(k + 1) * L], e[k * L:(k + 1) * L], c[k * L:(k + 1) * L])
+        psi(c)
+        conj(e[:L], p[:L])
+        f_mul(e[:L], e[:L], c[:L])
+        conj(e[L:L2], p[L:L2])
+        f_mul(e[L:L2], e[L:L2], c[L:L2])
         f_set_one(e[L2:L3])
         return jac_eq(e, acc)
 
-    @pair_function
+    return in_subgroup
+
+
+def _check_stored(P, in_subgroup: Callable, formula: Callable) -> Callable:
+    """check_stored(p): a key's affine point as stored (Montgomery, (0, 0) the identity),
+    unchanged. Returns OK, NOT_ON_CURVE or NOT_IN_SUBGROUP. No decompression: the check
+    alone compiles in a fraction of decode's time."""
+    aff_is_identity, aff_on_curve = P.aff_is_identity, P.aff_on_curve
+
+    @formula
     def check_stored(p):
-        """As curve_checks(G2).check_stored, on a lane pair."""
         if aff_is_identity(p):
             return OK
         if not aff_on_curve(p):
@@ -251,7 +239,39 @@ def pair_checks() -> StoredCheck:
             return NOT_IN_SUBGROUP
         return OK
 
-    return StoredCheck(in_subgroup=in_subgroup, check_stored=check_stored)
+    return check_stored
+
+
+_PSI = montgomery_limbs(PSI_X, 2) + montgomery_limbs(PSI_Y, 2)  # psi_x's c0, c1, then psi_y's
+
+
+@device
+def _psi_constants(c):
+    for j in range(4 * _N):
+        c[j] = _PSI[j]
+
+
+_PSI_LANE0, _PSI_LANE1 = _PSI[:_N] + _PSI[2 * _N:3 * _N], _PSI[_N:2 * _N] + _PSI[3 * _N:]
+
+
+@pair_function
+def _psi_constants_pair(c):
+    """This lane's halves of psi_x and psi_y."""
+    lane0 = pair_lane() == 0
+    for j in range(2 * _N):
+        c[j] = _PSI_LANE0[j] if lane0 else _PSI_LANE1[j]
+
+
+@lru_cache(maxsize=None)
+def pair_check_stored() -> Callable:
+    """curve_checks(G2).check_stored for points held by lane pairs (point_ops(G2,
+    pair=True), fq2_pair.py): what the check_g2 kernel runs. The same arithmetic with a
+    third less code for NVVM to inline (an Fq2 product is 2 Fq products per lane, not 3)
+    and no spills."""
+    P = point_ops(G2, pair=True)
+    in_subgroup = _g2_in_subgroup(P, _mul_by_check_scalar(P, pair_function, 2), fq2_pair_ops.mul,
+                                  fq2_pair_ops.set_one, fq2p_conj, _psi_constants_pair, pair_function)
+    return _check_stored(P, in_subgroup, pair_function)
 
 
 @lru_cache(maxsize=None)
@@ -289,25 +309,7 @@ def curve_checks(curve: CurveParams) -> CurveChecks:
             return jac_eq(e, acc)
 
     else:
-        PSI = montgomery_limbs(PSI_X, 2) + montgomery_limbs(PSI_Y, 2)
-        conj = fq2_ops.conj
-
-        @split
-        def in_subgroup(p):
-            """psi(P) == z P = -[|z|] P."""
-            acc = local_u32(L3)
-            e = local_u32(L3)
-            c = local_u32(L2)
-            mul_by_check_scalar(acc, p)
-            jac_neg(acc, acc)
-            for j in range(L2):
-                c[j] = PSI[j]
-            conj(e[:L], p[:L])
-            f_mul(e[:L], e[:L], c[:L])
-            conj(e[L:L2], p[L:L2])
-            f_mul(e[L:L2], e[L:L2], c[L:L2])
-            f_set_one(e[L2:L3])
-            return jac_eq(e, acc)
+        in_subgroup = _g2_in_subgroup(P, mul_by_check_scalar, f_mul, f_set_one, fq2_ops.conj, _psi_constants, split)
 
     @split
     def decode(p, flags):
@@ -340,20 +342,7 @@ def curve_checks(curve: CurveParams) -> CurveChecks:
             return NOT_IN_SUBGROUP
         return OK
 
-    aff_is_identity = P.aff_is_identity
-
-    @split
-    def check_stored(p):
-        """p: a key's affine point as stored (Montgomery, (0, 0) the identity), unchanged.
-        Returns OK, NOT_ON_CURVE or NOT_IN_SUBGROUP. No decompression: the check alone
-        compiles in a fraction of decode's time."""
-        if aff_is_identity(p):
-            return OK
-        if not aff_on_curve(p):
-            return NOT_ON_CURVE
-        if not in_subgroup(p):
-            return NOT_IN_SUBGROUP
-        return OK
+    check_stored = _check_stored(P, in_subgroup, split)
 
     return CurveChecks(curve=curve, sqrt=sqrt, lexicographically_largest=largest, in_subgroup=in_subgroup,
                        decode=decode, check_stored=check_stored)

@@ -153,54 +153,47 @@ def _multiply_each_cpu(n, xyzz, scalars, table, montgomery, window):
         body(i, xyzz, scalars, table, montgomery, window)
 
 
-def _mul_pair(curve: CurveParams) -> tuple:
-    """(CUDA kernel fixed_base_mul_gN, parallel CPU kernel fixed_base_mul_gN_cpu, GPU
-    threads per point), each ``(n, xyzz, scalars, table, montgomery, window)``: xyzz[:, i]
-    (4L, n) <- scalars[:, i] * P in XYZZ, for i < n. The templates' ``body`` is bound by
-    kernel_cache.specialize. G2's GPU kernel holds each point on a lane pair (points.py);
-    the simulator, which has no warp shuffles (see msm/kernels.py), runs the one-thread body."""
-    P = point_ops(curve)
+def _body(P, formula):
+    """The per-point body over point_ops' P: xyzz[:, i] <- scalars[:, i] * P by the table's
+    windows. One thread per point reads each table entry through _table_entry; a lane
+    pair loads its halves of it."""
     A, X = 2 * P.limbs, 4 * P.limbs
-    set_identity, add_mixed, store = P.xyzz_set_identity, P.xyzz_add_mixed, P.store
+    set_identity, add_mixed, load, store = P.xyzz_set_identity, P.xyzz_add_mixed, P.load, P.store
+    entry_in_memory = P.lanes == 1
 
-    @device
+    @formula
     def body(i, xyzz, scalars, table, montgomery, window):
         k = local_u32(S)
         acc = local_u32(X)
-        entry = local_u32(A)  # CPU only: CUDA reads the table in place, NVVM drops it
+        entry = local_u32(A)  # one thread's CUDA kernel reads the table in place, NVVM drops it
         load_scalar(k, scalars, i, montgomery)
         set_identity(acc)
         size = int64(1) << window
         for w in range(table.shape[1] >> window):
             d = int64(bits(k, w * window, window))
             if d != 0:
-                add_mixed(acc, acc, _table_entry(entry, table, w * size + d))
+                if entry_in_memory:
+                    add_mixed(acc, acc, _table_entry(entry, table, w * size + d))
+                else:
+                    load(entry, table, w * size + d, 2)
+                    add_mixed(acc, acc, entry)
         store(xyzz, i, acc, 4)
 
+    return body
+
+
+def _mul_pair(curve: CurveParams) -> tuple:
+    """(CUDA kernel fixed_base_mul_gN, parallel CPU kernel fixed_base_mul_gN_cpu, GPU
+    threads per point), each ``(n, xyzz, scalars, table, montgomery, window)``: xyzz[:, i]
+    (4L, n) <- scalars[:, i] * P in XYZZ, for i < n. The templates' ``body`` is bound by
+    kernel_cache.specialize. G2's GPU kernel holds each point on a lane pair (points.py);
+    the simulator, which has no warp shuffles (see msm/kernels.py), runs the one-thread body."""
+    body = _body(point_ops(curve), device)
     name = f"fixed_base_mul_{curve.name.lower()}"
     cpu = cpu_kernel(specialize(_multiply_each_cpu, f"{name}_cpu", body=body), parallel=True)
     if curve.degree == 1 or config.ENABLE_CUDASIM:
         return gpu_kernel(specialize(_multiply_each_gpu, name, body=body)), cpu, 1
-    pair = point_ops(curve, pair=True)
-    PA, PX = 2 * pair.limbs, 4 * pair.limbs
-    pair_identity, pair_add_mixed, pair_load, pair_store = (pair.xyzz_set_identity, pair.xyzz_add_mixed, pair.load,
-                                                           pair.store)
-
-    @pair_function
-    def pair_body(i, xyzz, scalars, table, montgomery, window):
-        k = local_u32(S)
-        acc = local_u32(PX)
-        entry = local_u32(PA)
-        load_scalar(k, scalars, i, montgomery)
-        pair_identity(acc)
-        size = int64(1) << window
-        for w in range(table.shape[1] >> window):
-            d = int64(bits(k, w * window, window))
-            if d != 0:
-                pair_load(entry, table, w * size + d, 2)
-                pair_add_mixed(acc, acc, entry)
-        pair_store(xyzz, i, acc, 4)
-
+    pair_body = _body(point_ops(curve, pair=True), pair_function)
     return gpu_kernel(specialize(_multiply_pairs_gpu, name, body=pair_body)), cpu, 2
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import config
 
-from numba_cuzk.curve.checks import curve_checks, pair_checks
+from numba_cuzk.curve.checks import curve_checks, pair_check_stored
 from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.points import field_ops, point_ops
 from numba_cuzk.curve.target import field_call
@@ -121,7 +121,7 @@ def _decode_pair(curve: CurveParams) -> tuple:
 
 def _check_pair(curve: CurveParams) -> tuple:
     """(check_gN, check_gN_cpu, GPU threads per point): G2's GPU kernel holds each point
-    on a lane pair (checks.pair_checks); the simulator, which has no warp shuffles (see
+    on a lane pair (checks.pair_check_stored); the simulator, which has no warp shuffles (see
     msm/kernels.py), runs the one-thread check instead."""
     P = point_ops(curve)
     L2 = 2 * P.limbs
@@ -137,7 +137,7 @@ def _check_pair(curve: CurveParams) -> tuple:
     if curve.degree == 1 or config.ENABLE_CUDASIM:
         return (*index_kernels(f"check_{curve.name.lower()}", body, 2, symbols=True), 1)
     pair = point_ops(curve, pair=True)
-    check_on_pair, load_half, half = pair_checks().check_stored, pair.load, 2 * pair.limbs
+    check_on_pair, load_half, half = pair_check_stored(), pair.load, 2 * pair.limbs
 
     @pair_function
     def pair_body(i, status, points):

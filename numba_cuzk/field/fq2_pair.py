@@ -13,6 +13,7 @@ u^2 = -1); both run the same code on their own halves, exchanging halves with
 pair_exchange (a warp shuffle) where the arithmetic mixes them:
 
     add, sub, neg, dbl, select, copy   per lane, no exchange (half the work each)
+    conj  lane 1 negates its half
     mul   lane l: p = a_l b_l, q = a_l b_(1-l) (b's other half exchanged first), then
           c0 = p_0 - p_1 on lane 0, c1 = q_0 + q_1 on lane 1: 2 Fq products per lane
           and 24 shuffles (a thread's Karatsuba is 3 products)
@@ -112,6 +113,15 @@ def fq2p_neg(out, a):
 @pair_function
 def fq2p_dbl(out, a):
     _dbl(out, a)
+
+
+@pair_function
+def fq2p_conj(out, a):
+    """conj(a) = c0 - c1 u: lane 1 negates its half."""
+    if pair_lane() == 0:
+        _copy(out, a)
+    else:
+        _neg(out, a)
 
 
 @pair_function

@@ -56,12 +56,12 @@ def test_to_affine_rejects_bad_shapes():
 
 
 def _pair_check_kernel():
-    from numba_cuzk.curve.checks import pair_checks
+    from numba_cuzk.curve.checks import pair_check_stored
     from numba_cuzk.curve.points import point_ops
     from numba_cuzk.field.target import local_u32, pair_lane
 
     P = point_ops(G2, pair=True)
-    check_stored, load, half = pair_checks().check_stored, P.load, 2 * P.limbs
+    check_stored, load, half = pair_check_stored(), P.load, 2 * P.limbs
 
     @cuda.jit
     def check_on_pairs(n, status, points):
@@ -76,7 +76,7 @@ def _pair_check_kernel():
 
 @pytest.mark.gpu
 def test_g2_check_on_lane_pairs():
-    """checks.pair_checks (the check_g2 kernel's, on the GPU) in the simulator's Python lane
+    """checks.pair_check_stored (the check_g2 kernel's, on the GPU) in the simulator's Python lane
     pairs: the identity, points in G2, one off the curve and one off the subgroup."""
     from numba_cuzk.curve.checks import NOT_IN_SUBGROUP, NOT_ON_CURVE, OK
     from tests.field.device_harness import fast_handoffs
