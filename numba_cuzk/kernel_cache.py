@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import pickle
 import sys
@@ -35,7 +36,7 @@ import types
 import warnings
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 _VERSIONED = ("numba", "numba-cuda", "llvmlite", "cuda-toolkit", "nvidia-cuda-nvcc", "nvidia-nvvm", "numpy")
@@ -150,9 +151,50 @@ def _or_warning(method):
     return guarded
 
 
+@contextlib.contextmanager
+def _index_lock(index_path: str) -> Iterator[None]:
+    """An exclusive lock (flock) on ``<index>.lock``, held while one process edits that
+    index: the processes of ``numba-cuzk compile`` save entries of one function side by side."""
+    import fcntl
+
+    with open(index_path + ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _save_locked(save):
+    """IndexDataCacheFile.save for our folder, safe across processes. Numba's reads the
+    index, picks the first unused data file number, writes the index, then the data:
+    two processes saving two signatures of one function both pick ``.1.nbc``, and the
+    index can end up naming the other signature's machine code, which a later process
+    loads and runs on its arguments: wrong answers, no error (a CPU proof that did not
+    verify, seen twice on the H200 after a parallel compile). Under the lock the index is
+    read fresh, the data written before the index names it, and a number never reused."""
+
+    def save_entry(self, key, data):
+        if not str(self._cache_path).startswith(str(cache_root())):
+            return save(self, key, data)
+        with _index_lock(self._index_path):
+            overloads = self._load_index()
+            name = overloads.get(key)
+            if name is None:
+                used = set(overloads.values())
+                name = next(n for n in map(self._data_name, itertools.count(1)) if n not in used)
+            self._save_data(name, data)
+            if overloads.get(key) != name:
+                self._save_index({**overloads, key: name})
+
+    save_entry.locked = True
+    return save_entry
+
+
 def install() -> None:
-    """Put the package locator first in numba's (CPU) and numba-cuda's lists. Run once,
-    by numba_cuzk._compat, before any kernel is defined."""
+    """Put the package locator first in numba's (CPU) and numba-cuda's lists, and make
+    their saves into our folder safe across processes. Run once, by numba_cuzk._compat,
+    before any kernel is defined."""
     from numba.core import caching as cpu_caching
 
     modules = [cpu_caching]
@@ -168,6 +210,8 @@ def install() -> None:
         impl._locator_classes = [locator] + [c for c in impl._locator_classes if c.__name__ != "PackageLocator"]
         for name in ("load_overload", "save_overload"):
             setattr(caching.Cache, name, _or_warning(getattr(caching.Cache, name)))
+        if not getattr(caching.IndexDataCacheFile.save, "locked", False):  # a second lock would wait on the first
+            caching.IndexDataCacheFile.save = _save_locked(caching.IndexDataCacheFile.save)
 
 
 def specialize(template: Callable, name: str, **bindings) -> types.FunctionType:

@@ -123,3 +123,38 @@ def test_specialize_binds_free_names_per_instance():
     assert (plus_one(1), plus_two(1)) == (2, 3)
     assert plus_one.__qualname__ == "plus_one" and plus_one.__code__ is template.__code__
     assert plus_one.__closure__ is None  # nothing for numba's key to pickle
+
+
+def _save_signatures(cache_file, first: int, count: int, start) -> None:
+    """One compile process: ``count`` signatures of one function saved, each twice."""
+    start.wait()
+    for i in range(first, first + count):
+        for _ in range(2):
+            cache_file.save(("signature", i), i)
+
+
+@pytest.mark.parametrize("caching_module", ["numba.core.caching", "numba.cuda.core.caching"])
+def test_processes_saving_one_function_side_by_side_keep_each_signature_its_own_code(
+        caching_module, monkeypatch, tmp_path):
+    # numba's unlocked save let two processes both write ".1.nbc" and the index name the
+    # other signature's code: seen as CPU proofs that did not verify after `compile`
+    import importlib
+    import multiprocessing
+
+    caching = importlib.import_module(caching_module)
+    monkeypatch.setenv("NUMBA_CUZK_CACHE_DIR", str(tmp_path))
+    folder = tmp_path / "key" / "msm"
+    folder.mkdir(parents=True)
+    cache_file = caching.IndexDataCacheFile(str(folder), "kernels.accumulate-1.py311", "stamp")
+    context = multiprocessing.get_context("fork")
+    processes, per_process = 6, 5
+    start = context.Barrier(processes)
+    workers = [context.Process(target=_save_signatures, args=(cache_file, p * per_process, per_process, start))
+               for p in range(processes)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    for i in range(processes * per_process):
+        assert cache_file.load(("signature", i)) == i, f"signature {i}"
