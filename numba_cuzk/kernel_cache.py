@@ -170,9 +170,9 @@ def _save_locked(save):
     index, picks the first unused data file number, writes the index, then the data:
     two processes saving two signatures of one function both pick ``.1.nbc``, and the
     index can end up naming the other signature's machine code, which a later process
-    loads and runs on its arguments: wrong answers, no error (a CPU proof that did not
-    verify, seen twice on the H200 after a parallel compile). Under the lock the index is
-    read fresh, the data written before the index names it, and a number never reused."""
+    loads and runs on its arguments: wrong answers, no error (tests/test_kernel_cache.py
+    shows it without the lock). Under the lock the index is read fresh, the data written
+    before the index names it, and a number never reused."""
 
     def save_entry(self, key, data):
         if not str(self._cache_path).startswith(str(cache_root())):
@@ -191,11 +191,36 @@ def _save_locked(save):
     return save_entry
 
 
+def _distinct_function_ids() -> None:
+    """Number this process's compiled functions from a random 48-bit start, in numba and
+    numba-cuda. A function's mangled name is its qualname, argument types and a per-process
+    counter; a callee linked into a cached entry keeps its name (linkonce_odr), so when a
+    process links callees compiled here with callees loaded from an entry another process
+    compiled, two different functions can share a name and the linker keeps one: e.g.
+    field/target's forwarder lambdas, one qualname for every field function. Seen as G2
+    MSMs on the CPU that returned the identity after two compile processes shared a folder
+    (2 of 6 rounds here; the CPU proofs inside `numba-cuzk compile` that did not verify)."""
+    import secrets
+
+    from numba.core import bytecode
+
+    modules = [bytecode]
+    try:
+        from numba.cuda.core import bytecode as cuda_bytecode
+        modules.append(cuda_bytecode)
+    except ImportError:
+        pass
+    for module in modules:
+        module.FunctionIdentity._unique_ids = itertools.count(secrets.randbits(48))
+
+
 def install() -> None:
     """Put the package locator first in numba's (CPU) and numba-cuda's lists, and make
     their saves into our folder safe across processes. Run once, by numba_cuzk._compat,
     before any kernel is defined."""
     from numba.core import caching as cpu_caching
+
+    _distinct_function_ids()
 
     modules = [cpu_caching]
     try:

@@ -136,8 +136,8 @@ def _save_signatures(cache_file, first: int, count: int, start) -> None:
 @pytest.mark.parametrize("caching_module", ["numba.core.caching", "numba.cuda.core.caching"])
 def test_processes_saving_one_function_side_by_side_keep_each_signature_its_own_code(
         caching_module, monkeypatch, tmp_path):
-    # numba's unlocked save let two processes both write ".1.nbc" and the index name the
-    # other signature's code: seen as CPU proofs that did not verify after `compile`
+    # numba's unlocked save lets two processes both write ".1.nbc" and the index name the
+    # other signature's code
     import importlib
     import multiprocessing
 
@@ -158,3 +158,24 @@ def test_processes_saving_one_function_side_by_side_keep_each_signature_its_own_
         assert worker.exitcode == 0
     for i in range(processes * per_process):
         assert cache_file.load(("signature", i)) == i, f"signature {i}"
+
+
+
+MANGLED_NAME = """
+import numba_cuzk
+from numba import njit
+@njit
+def double(x):
+    return 2 * x
+double(1)
+print(next(iter(double.overloads.values())).fndesc.mangled_name)
+"""
+
+
+def test_two_processes_give_one_function_different_mangled_names():
+    # a callee linked into a cached entry keeps its mangled name, which numba numbers per
+    # process: two processes' different functions could share one, and the linker kept
+    # one of them (G2 MSMs on the CPU that returned the identity after a parallel compile)
+    names = {subprocess.run([sys.executable, "-c", MANGLED_NAME], capture_output=True, text=True, cwd=ROOT,
+                            check=True).stdout.strip().splitlines()[-1] for _ in range(2)}
+    assert len(names) == 2, names
