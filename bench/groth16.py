@@ -2,8 +2,10 @@
 
 For each size 2^K: a built-in circuit (circuits/builtin.py, --circuit, default the
 bit-heavy one: a witness of 0s and 1s like Filecoin's) of at most 2^K - n_public - 1
-constraints, an insecure local setup (on the GPU), a Prover (queries uploaded once), one
-warm-up proof, then --runs proofs. Records (bench/results/groth16-<date>.json):
+constraints, an insecure local setup on the GPU straight into a device-resident key
+(setup(resident=True): the queries stay where setup made them, B2 in pinned host memory
+when the plan streams it; --host-key: copied back to the host and uploaded by the Prover),
+a Prover, one warm-up proof, then --runs proofs. Records (bench/results/groth16-<date>.json):
 prove_logK (ms: wall time of prove(), witness upload to verified proof, median), with
 params holding the median device ms of each phase (CUDA events: upload, matvec, ntt, msm_a,
 msm_b1, msm_b2, msm_c, msm_h, download; stream_<query>: a streamed query's copies, which
@@ -11,10 +13,11 @@ overlap the kernels) and the host epilogue; prove_logK_device_ms (median sum of 
 phases, copies overlapped by the stream left out), prove_logK_peak_gpu_gb (the most device
 memory in use, cudaMemGetInfo sampled every 2 ms by a thread from before the Prover is made
 to after the last proof: deferred frees included; params: the baseline before the Prover,
-the plan's bytes, and whether peak - baseline stayed within the plan), setup_logK_s;
+the plan's bytes, and whether peak - baseline stayed within what the plan had still to
+allocate), setup_logK_s;
 prove_logK_cpu for the CPU backend (--cpu sizes, all cores). Every proof is verified
 (pairing) inside prove(). Usage:
-    python3 -m bench.groth16 [--out FILE] [--sizes 16,18,20,22] [--cpu 16] [--runs 5] [--budget-gb G]
+    python3 -m bench.groth16 [--out FILE] [--sizes 16,18,20,22] [--cpu 16] [--runs 5] [--budget-gb G] [--host-key]
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ from numba import cuda
 
 from bench import common
 from numba_cuzk.circuits import build
+from numba_cuzk.field.target import is_device_array
 from numba_cuzk.groth16 import memory
 from numba_cuzk.groth16.prove import STREAM_PHASES, Prover
 from numba_cuzk.groth16.setup import setup
 from numba_cuzk.groth16.timing import PhaseTimer
 
-HOST_PHASES = {"sync", "epilogue"}
+HOST_PHASES = {"stage", "sync", "epilogue"}
 GB = 1e9
 
 
@@ -70,18 +74,22 @@ class PeakMemory:
         return self.peak
 
 
-def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budget: int | None = None) -> list[dict]:
+def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budget: int | None = None,
+               host_key: bool = False) -> list[dict]:
     t0 = time.perf_counter()
     r1cs, witness = build(circuit, log_n, seed=log_n)
     t_build = time.perf_counter() - t0
-    pk = setup(r1cs, gpu=gpu)
+    resident = gpu and not host_key
+    pk = setup(r1cs, gpu=gpu, resident=resident, memory_budget=budget)
     t_setup = time.perf_counter() - t0 - t_build
     constraints, wires = r1cs.n_constraints, r1cs.n_wires
     del r1cs  # the host's and device's garbage of setup goes before the baseline
     gc.collect()
     baseline = memory.used_bytes() if gpu else None  # flushes the frees Numba deferred
     peak = PeakMemory().start() if gpu else None
-    prover = Prover(pk, gpu=gpu, memory_budget=budget)
+    placed = sum(memory.query_bytes(memory.KeyShape.of(pk), q) for q, (field, _) in memory.QUERIES.items()
+                 if is_device_array(getattr(pk, field)))
+    prover = Prover(pk, gpu=gpu, memory_budget=None if budget is None else budget - placed)
     prover.prove(witness)  # warm-up: compiles, builds NTT tables
     walls, phases = [], []
     for _ in range(runs):
@@ -95,7 +103,7 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     plan = prover.memory
     params = {"circuit": circuit, "constraints": constraints, "wires": wires, "runs": runs,
               "stat": "median", "phases_ms": by_phase, "setup_s": round(t_setup, 2), "build_s": round(t_build, 2),
-              "streamed": list(plan.streamed)}
+              "streamed": list(plan.streamed), "key": "resident" if resident else "host"}
     print(f"{name}: {statistics.median(walls):.1f} ms  {by_phase}  (setup {t_setup:.1f} s)", flush=True)
     records = [common.record(name, statistics.median(walls), "ms", device, params)]
     if not gpu:
@@ -103,9 +111,10 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     device_ms = statistics.median(sum(ms for k, ms in p.items() if k not in HOST_PHASES | STREAM_PHASES)
                                   for p in phases)
     used = peak.stop()
+    to_allocate = plan.device_bytes - plan.placed_bytes  # the resident key's queries are in the baseline
     memory_params = {"baseline_gb": round(baseline / GB, 3), "plan_device_gb": round(plan.device_bytes / GB, 3),
-                     "peak_over_baseline_gb": round((used - baseline) / GB, 3),
-                     "within_plan": used - baseline <= plan.device_bytes, "streamed": list(plan.streamed),
+                     "placed": list(plan.placed), "peak_over_baseline_gb": round((used - baseline) / GB, 3),
+                     "within_plan": used - baseline <= to_allocate, "streamed": list(plan.streamed),
                      "budget_gb": None if budget is None else round(budget / GB, 3)}
     print(f"{name}: device phases {device_ms:.1f} ms; peak GPU memory {used / GB:.2f} GB "
           f"({memory_params})", flush=True)
@@ -123,13 +132,16 @@ def main(argv=None) -> None:
     parser.add_argument("--cpu", default="16")
     parser.add_argument("--circuit", default="bit_heavy")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--budget-gb", type=float, help="device memory the prover may plan for (GB; default: "
-                        "what is free): a small one makes it stream B2 (then H, C, ...) from pinned host memory")
+    parser.add_argument("--budget-gb", type=float, help="device memory the key and the prover may plan for (GB; "
+                        "default: what is free): a small one makes it stream B2 (then H, C, ...) from pinned host memory")
+    parser.add_argument("--host-key", action="store_true", help="setup copies the key back to the host, and the "
+                        "Prover uploads it (the path before resident keys)")
     args = parser.parse_args(argv)
     out = args.out or common.RESULTS / f"groth16-{datetime.date.today().isoformat()}.json"
     budget = None if args.budget_gb is None else int(args.budget_gb * GB)
     for log_n in [int(x) for x in args.sizes.split(",") if x]:
-        common.write(bench_size(log_n, args.circuit, True, args.runs, common.gpu_name(), budget), "groth16", out)
+        common.write(bench_size(log_n, args.circuit, True, args.runs, common.gpu_name(), budget, args.host_key),
+                     "groth16", out)
     for log_n in [int(x) for x in args.cpu.split(",") if x]:
         common.write(bench_size(log_n, args.circuit, False, max(1, args.runs // 2), common.cpu_name()),
                      "groth16", out)

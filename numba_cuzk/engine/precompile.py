@@ -12,6 +12,7 @@ few per process, through a tiny proof's path:
     gpu_field_1.., gpu_msm, gpu_ntt, gpu_groth16  the light GPU kernels, a few per process
                                                   by package, compiled along a tiny proof
     cpu_check_gN, cpu_msm_gN, cpu_setup_gN        the CPU backend's point kernels, run
+    cpu_codec                                     field/codec's bulk kernels (KERNEL_MIN on)
     cpu_prove    once the cpu_ tasks are done     a tiny setup and proof, run: the CPU's
     gpu_prove    once the GPU tasks are done      light kernels left, and a check that
                                                   all work (heavy kernels from the cache)
@@ -109,6 +110,18 @@ def _prove(gpu: bool) -> None:
     Prover(setup(r1cs, gpu=gpu), gpu=gpu).prove(witness)
 
 
+def _codec() -> None:
+    """field/codec's CPU kernels, which run from KERNEL_MIN elements on (a large witness's
+    check, a large key's Montgomery conversions): nothing tiny reaches them."""
+    from numba_cuzk.field import codec
+    from numba_cuzk.field.params import FQ, FR
+
+    for params in (FR, FQ):
+        limbs = codec.to_limbs([1] * codec.KERNEL_MIN, params)
+        codec.from_montgomery(codec.to_montgomery(limbs, params), params)
+        codec.first_noncanonical(limbs, params, out=np.empty_like(limbs))
+
+
 def _only(kernels: frozenset[str], fn: Callable, *args) -> None:
     """fn(*args) compiling ``kernels`` alone (kernel_cache.compile_only)."""
     with kernel_cache.compile_only(kernels):
@@ -171,6 +184,7 @@ def _tasks(gpu: bool, cpu_backend: bool = True) -> list[Task]:
         suffix = curve.lower()
         cpu += [Task(f"cpu_check_{suffix}", _check, (curve, False)), Task(f"cpu_msm_{suffix}", _msm, (curve, False)),
                 Task(f"cpu_setup_{suffix}", _setup, (curve, False))]
+    cpu.append(Task("cpu_codec", _codec, ()))
     cpu_prove = Task("cpu_prove", _prove, (False,), after=tuple(t.name for t in cpu))
     if not gpu:
         return cpu + [cpu_prove]

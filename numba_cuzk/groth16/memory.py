@@ -27,6 +27,10 @@ all in its constructor (the NTT's tables on its warm-up), and nothing per proof.
 - margin: MARGIN_BYTES for what the plan does not itemise (kernel modules, Numba's small
   constant tables, allocations whose frees Numba has deferred).
 
+A key made by ``setup(..., resident=True)`` holds some queries on the device already
+(``placed``): they are items of the plan like the others, but their bytes are in use, not
+free, so the plan fits ``free`` plus them, and they are never streamed.
+
 ``plan_memory`` keeps every query resident if that fits in ``free``; otherwise it streams
 queries in STREAM_ORDER (B2 first: the largest, and with it the G2 workspace shrinks to
 one chunk's), one more at a time, each in the largest chunk of STREAM_CHUNKS that fits,
@@ -118,6 +122,7 @@ class MemoryPlan:
     msm_plans: dict
     items: tuple[Item, ...]
     free_bytes: int | None
+    placed: tuple[str, ...] = ()  # resident queries allocated before the plan (setup's)
 
     @property
     def device_bytes(self) -> int:
@@ -126,6 +131,15 @@ class MemoryPlan:
     @property
     def pinned_bytes(self) -> int:
         return sum(i.pinned_bytes for i in self.items)
+
+    @property
+    def placed_bytes(self) -> int:
+        """Device bytes of the ``placed`` queries: in the plan, already allocated."""
+        return sum(query_bytes(self.shape, q) for q in self.placed)
+
+    def fits(self, free: int | None) -> bool:
+        """Whether what is still to be allocated fits ``free`` device bytes (None: unknown)."""
+        return free is None or self.device_bytes - self.placed_bytes <= free
 
     def bytes_of(self, group: str) -> int:
         return sum(i.nbytes for i in self.items if i.group == group)
@@ -150,13 +164,14 @@ class MemoryPlan:
         if self.free_bytes is None:
             lines.append("  device memory free: unknown (no GPU): nothing streamed, nothing refused")
         else:
-            lines.append(f"  device memory free: {self.free_bytes / GB:.3f} GB, left after the plan: "
-                         f"{(self.free_bytes - self.device_bytes) / GB:.3f} GB")
+            placed = f" ({', '.join(self.placed)} already on the device)" if self.placed else ""
+            lines.append(f"  device memory free: {self.free_bytes / GB:.3f} GB{placed}, left after the plan: "
+                         f"{(self.free_bytes - self.device_bytes + self.placed_bytes) / GB:.3f} GB")
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
         return {"shape": vars(self.shape), "slots": self.slots, "chunk": self.chunk, "resident": list(self.resident),
-                "streamed": list(self.streamed), "device_bytes": self.device_bytes,
+                "streamed": list(self.streamed), "placed": list(self.placed), "device_bytes": self.device_bytes,
                 "pinned_bytes": self.pinned_bytes, "free_bytes": self.free_bytes,
                 "msm_plans": {k: {"n": p.n, "c": p.c, "chunk": p.chunk} for k, p in self.msm_plans.items()},
                 "items": [vars(i) for i in self.items]}
@@ -219,41 +234,52 @@ def _items(shape: KeyShape, slots: int, streamed: tuple[str, ...], chunk: int, p
 
 
 def plan_with(shape: KeyShape, streamed: tuple[str, ...], *, slots: int = 1, chunk: int = STREAM_CHUNKS[0],
-              free: int | None = None) -> MemoryPlan:
-    """The plan that streams exactly ``streamed`` (no fitting, no refusal)."""
+              free: int | None = None, placed: tuple[str, ...] = ()) -> MemoryPlan:
+    """The plan that streams exactly ``streamed``, with ``placed`` already on the device
+    (no fitting, no refusal)."""
     if slots < 1 or chunk < 1:
         raise ValueError(f"slots and chunk must be >= 1, got {slots} and {chunk}")
-    unknown = set(streamed) - set(QUERIES)
+    unknown = (set(streamed) | set(placed)) - set(QUERIES)
     if unknown:
         raise ValueError(f"unknown queries {sorted(unknown)}; the queries are {', '.join(QUERIES)}")
+    if set(streamed) & set(placed):
+        raise ValueError(f"queries {sorted(set(streamed) & set(placed))} are on the device already: "
+                         "they cannot stream from host memory")
     plans = {c.name: msm_plan(shape, c, streamed, chunk) for c in (G1, G2)}
     resident = tuple(q for q in QUERIES if q not in streamed)
     return MemoryPlan(shape, slots, chunk, resident, tuple(streamed), plans,
-                      tuple(_items(shape, slots, tuple(streamed), chunk, plans)), free)
+                      tuple(_items(shape, slots, tuple(streamed), chunk, plans)), free, tuple(placed))
 
 
 def plan_memory(shape: KeyShape, free: int | None, *, slots: int = 1, chunk: int | None = None,
-                streamed: tuple[str, ...] | None = None) -> MemoryPlan:
-    """The plan with the fewest queries streamed (in STREAM_ORDER), then the largest chunk
-    (``chunk``, or the first of STREAM_CHUNKS), that fits ``free`` device bytes (every
-    query resident when ``free`` is None), or the one that streams exactly ``streamed``.
+                streamed: tuple[str, ...] | None = None, placed: tuple[str, ...] = ()) -> MemoryPlan:
+    """The plan with the fewest queries streamed (in STREAM_ORDER, skipping the ``placed``
+    ones, already on the device), then the largest chunk (``chunk``, or the first of
+    STREAM_CHUNKS), whose allocations still to make fit ``free`` device bytes (every query
+    resident when ``free`` is None), or the one that streams exactly ``streamed``.
     KeyTooLarge, naming the bytes needed and free, when streaming every query (or
     ``streamed``) in the smallest chunks does not fit either."""
-    choices = [STREAM_ORDER[:k] for k in range(len(STREAM_ORDER) + 1)] if streamed is None else [tuple(streamed)]
+    order = tuple(q for q in STREAM_ORDER if q not in placed)
+    choices = [order[:k] for k in range(len(order) + 1)] if streamed is None else [tuple(streamed)]
     chunks = STREAM_CHUNKS if chunk is None else (chunk,)
     for choice in choices:
         for size in chunks if choice else chunks[:1]:
-            plan = plan_with(shape, choice, slots=slots, chunk=size, free=free)
-            if free is None or plan.device_bytes <= free:
+            plan = plan_with(shape, choice, slots=slots, chunk=size, free=free, placed=placed)
+            if plan.fits(free):
                 return plan
     resident = plan_with(shape, (), slots=slots)
     big = sorted(plan.items, key=lambda i: -i.nbytes)[:3]
     raise KeyTooLarge(
         f"the proving key (domain 2^{shape.log_n}, {shape.n_vars} wires) needs {resident.device_bytes / GB:.2f} GB "
         f"of device memory with every query resident and {plan.device_bytes / GB:.2f} GB with "
-        f"{'every query' if streamed is None else ', '.join(plan.streamed) or 'nothing'} streamed from pinned host "
-        f"memory, but {free / GB:.2f} GB is free (largest items: "
+        f"{'every query' if len(plan.streamed) == len(QUERIES) else ', '.join(plan.streamed) or 'nothing'} streamed "
+        f"from pinned host "
+        f"memory, but {free / GB:.2f} GB is free{_beside(plan)} (largest items: "
         + ", ".join(f"{i.name} {i.nbytes / GB:.2f} GB" for i in big) + ")")
+
+
+def _beside(plan: MemoryPlan) -> str:
+    return f" beside the {plan.placed_bytes / GB:.2f} GB of {', '.join(plan.placed)} already there" if plan.placed else ""
 
 
 def fit_report(shape: KeyShape, free: int | None, slots: int, as_json: bool = False) -> str:
@@ -278,12 +304,17 @@ def used_bytes() -> int | None:
     return None if info is None else info[1] - info[0]
 
 
+def flush_deferred_frees() -> None:
+    """Free now what Numba deferred (it frees in batches: past 10 pending or 20% of the
+    device); nothing without a GPU."""
+    if not config.ENABLE_CUDASIM and cuda.is_available():
+        cuda.current_context().memory_manager.deallocations.clear()
+
+
 def _memory_info() -> tuple[int, int] | None:
-    """(free, total) device bytes after flushing the frees Numba deferred (it frees in
-    batches: past 10 pending or 20% of the device); None without a GPU."""
+    """(free, total) device bytes after flush_deferred_frees; None without a GPU."""
     if config.ENABLE_CUDASIM or not cuda.is_available():
         return None
-    context = cuda.current_context()
-    context.memory_manager.deallocations.clear()
-    free, total = context.get_memory_info()
+    flush_deferred_frees()
+    free, total = cuda.current_context().get_memory_info()
     return int(free), int(total)

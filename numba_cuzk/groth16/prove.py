@@ -41,7 +41,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from numba import cuda
+from numba import config, cuda
 
 from numba_cuzk import backend, cuda_graph
 from numba_cuzk.curve import ark
@@ -49,7 +49,7 @@ from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.field import kernels as fk
 from numba_cuzk.field.codec import from_limbs
 from numba_cuzk.field.params import FR
-from numba_cuzk.field.target import fill_zero, sync_event
+from numba_cuzk.field.target import fill_zero, is_device_array, sync_event
 from numba_cuzk.groth16 import memory, pairing
 from numba_cuzk.groth16.formats.points import check as check_points
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
@@ -93,15 +93,40 @@ class ProofSlot:
 
     def load(self, witness: np.ndarray, stream, timer: PhaseTimer) -> None:
         """Copy ``witness`` into ``host`` (returns when that is done: the caller may drop
-        ``witness``) and upload it on ``stream`` (asynchronous, timed as "upload")."""
-        if self.ready is None:
-            with timer.phase("upload"):
-                self.host[:] = witness
-            return
+        ``witness``) and ``upload`` it."""
         self.host[:] = witness
+        self.upload(stream, timer)
+
+    def upload(self, stream, timer: PhaseTimer) -> None:
+        """``host`` to the device on ``stream`` (asynchronous, timed as "upload")."""
+        if self.ready is None:
+            with timer.phase("upload"):  # the CPU's device array is host
+                pass
+            return
         with timer.phase("upload"):  # pinned memory: a DMA the host does not wait for
             self.device.copy_to_device(self.host, stream=stream)
         self.ready.record(stream)
+
+
+def _placed_queries(pk: ProvingKey) -> tuple[str, ...]:
+    """The queries of ``pk`` already on the device (setup(..., resident=True)), which the
+    Prover adopts; ValueError for one on another GPU than the current one."""
+    placed = tuple(q for q, (field, _) in memory.QUERIES.items() if is_device_array(getattr(pk, field)))
+    here = _device_id(None)
+    for q in placed:
+        there = _device_id(getattr(pk, memory.QUERIES[q][0]))
+        if there != here:
+            raise ValueError(f"the key's query {q} lives on GPU {there}, this Prover on GPU {here}: a key made "
+                             "with setup(..., resident=True) serves the GPU it was made on")
+    return placed
+
+
+def _device_id(array) -> int | None:
+    """The GPU that holds ``array`` (None: the current one); None in the simulator."""
+    if config.ENABLE_CUDASIM:
+        return None
+    context = cuda.current_context() if array is None else array.gpu_data.context
+    return context.device.id
 
 
 class Prover:
@@ -128,8 +153,9 @@ class Prover:
         self.stream = (stream or cuda.default_stream()) if self.gpu else None
         n = pk.domain_size
         shape = memory.KeyShape.of(pk)
+        placed = _placed_queries(pk) if self.gpu else ()
         self.memory = memory.plan_memory(shape, memory.free_bytes(memory_budget) if self.gpu else None, slots=slots,
-                                         chunk=chunk, streamed=streamed)
+                                         chunk=chunk, streamed=streamed, placed=placed)
         self.copy_stream = (copy_stream or cuda.stream()) if self.memory.streamed and self.gpu else None
         place = (lambda a: cuda.to_device(np.ascontiguousarray(a), stream=self.stream)) if self.gpu else np.asarray
         alloc = (lambda shape: cuda.device_array(shape, dtype=np.uint32, stream=self.stream)) if self.gpu else (
@@ -159,9 +185,9 @@ class Prover:
         # (both synchronize, which a capture forbids)
         self._launched = False
 
-    def _bases(self, points: np.ndarray, curve, streamed: bool):
+    def _bases(self, points, curve, streamed: bool):
         if not self.gpu:
-            return host_bases(points, curve)
+            return host_bases(points.copy_to_host() if is_device_array(points) else points, curve)
         if streamed:
             return StreamedBases(np.ascontiguousarray(points), curve, self.memory.chunk)
         return upload_bases(points, curve, stream=self.stream)
@@ -175,13 +201,14 @@ class Prover:
     def prove(self, witness: np.ndarray, *, timer: PhaseTimer | None = None, check: bool = True) -> Proof:
         """A proof for ``witness`` ((8, n_vars) uint32 canonical Fr, host). ``timer``
         (made on this prover's stream, or with stream None on the CPU) gets the phases
-        upload (witness to the device), matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h,
-        download (device), sync (host: waiting for the device; ~0 on the CPU) and epilogue
-        (host)."""
-        validate_witness(witness, self.pk.n_vars)
+        stage (host: the witness checked and copied into the slot, one pass), upload (witness
+        to the device), matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, download (device),
+        sync (host: waiting for the device; ~0 on the CPU) and epilogue (host)."""
         timer = timer or PhaseTimer(self.stream)
         slot = self.slots[0]
-        slot.load(witness, self.stream, timer)
+        with timer.host_phase("stage"):
+            validate_witness(witness, self.pk.n_vars, into=slot.host)
+        slot.upload(self.stream, timer)
         points = self.device_work(slot, timer)
         with timer.host_phase("epilogue"):
             return self.assemble(points, self.public_inputs(witness), check=check)

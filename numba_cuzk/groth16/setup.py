@@ -3,6 +3,7 @@ toxic waste (alpha, beta, gamma, delta, tau) from a CSPRNG and could forge proof
 kept them. Real deployments use a ceremony (snarkjs powersoftau + zkey contribute).
 
     pk = setup(r1cs)                        # ProvingKey, on the GPU when there is one
+    pk = setup(r1cs, resident=True)         # its queries left on the GPU for a Prover there
 
 Over the domain of n = 2^k >= constraints + n_public + 1 points (omega from 5, as snarkjs),
 with the Lagrange basis L_j(tau) = (tau^n - 1) / n * omega^j / (tau - omega^j):
@@ -13,6 +14,14 @@ with the Lagrange basis L_j(tau) = (tau^n - 1) / n * omega^j / (tau - omega^j):
     H_j = L'_(2j+1)(tau) / delta G1 for the 2n-point domain's basis L' (see prove.py).
 Scalars are computed in bulk with the field kernels, points with curve/fixed_base.py
 (GPU: ~n_vars (3 G1 + 1 G2) + n G1 fixed-base products in well under a second at 2^20).
+
+``resident=True`` (GPU) leaves each query on the device where it was made, as a device
+array in the ProvingKey, for a Prover on this device, which adopts it: nothing is copied
+back and uploaded again, so a 2^27 key's ~76 GB of queries never pass through the host.
+The queries that a Prover's memory plan for this device would stream (groth16/memory.py:
+B2 first) go to pinned host memory instead, and are made first, while the device is
+still empty (fixed_base_mul's scratch is twice its output: 51 GB for B2 at 2^27). Such a
+key serves one GPU; a zkey is written from it as from any other.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from numba_cuzk.curve.reference import g1, g2
 from numba_cuzk.field import kernels as fk
 from numba_cuzk.field.codec import to_limbs, to_montgomery
 from numba_cuzk.field.params import FR
+from numba_cuzk.groth16 import memory
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
 from numba_cuzk.groth16.keys import Coefficients, ProvingKey
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
@@ -43,33 +53,55 @@ def domain_log(r1cs: R1CS) -> int:
     return max(1, (r1cs.n_constraints + r1cs.n_public).bit_length())
 
 
-def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None) -> ProvingKey:
+def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None,
+          resident: bool = False, memory_budget: int | None = None, chunk: int | None = None,
+          streamed: tuple[str, ...] | None = None) -> ProvingKey:
     """An insecure ProvingKey for ``r1cs`` (see the module docstring). ``toxic`` fixes
-    alpha, beta, gamma, delta, tau (tests); otherwise they come from ``secrets``."""
+    alpha, beta, gamma, delta, tau (tests); otherwise they come from ``secrets``.
+    ``resident`` (GPU only): the queries stay on this device, those that the memory plan
+    for the device memory free (at most ``memory_budget`` bytes; ``chunk`` and ``streamed``
+    as the Prover's) streams in pinned host memory; memory.KeyTooLarge, before any work,
+    if no plan fits."""
     r1cs.check()
     gpu = backend.cuda_available() if gpu is None else gpu
+    if resident and not gpu:
+        raise ValueError("setup: resident=True keeps the key on a GPU; there is none here (gpu=False)")
     t = toxic or {name: 1 + secrets.randbelow(_R - 1) for name in ("alpha", "beta", "gamma", "delta", "tau")}
     log_n = domain_log(r1cs)
     n, m, ell = 1 << log_n, r1cs.n_wires, r1cs.n_public
     if pow(t["tau"], n, _R) == 1:
         raise ValueError("tau lies in the domain: draw again")
     a = _with_public_rows(r1cs.a, ell)
+    shape = memory.KeyShape(m, ell, n, a.nnz + r1cs.b.nnz)
+    places = _places(shape, resident, dict(budget=memory_budget, chunk=chunk, streamed=streamed))
     lagrange = _lagrange_at(t["tau"], log_n, 1, 0)
     u, v, w = (_column_sums(mat, lagrange, m) for mat in (a, r1cs.b, r1cs.c))
     combo = _add(_scaled(u, t["beta"]), _add(_scaled(v, t["alpha"]), w))
     inv_gamma, inv_delta = pow(t["gamma"], -1, _R), pow(t["delta"], -1, _R)
     h = _scaled(_lagrange_at(t["tau"], log_n + 1, 2, 1), inv_delta)
     mul = _FixedBase(gpu)
+    scalars = {"a": u, "b1": v, "b2": v, "c": _scaled(combo[:, ell + 1:], inv_delta), "h": h}
+    # the host- and pinned-memory queries first, while the device holds no query yet
+    order = sorted(memory.QUERIES, key=lambda q: places[q] == "device")
+    queries = {memory.QUERIES[q][0]: mul(scalars[q], memory.QUERIES[q][1], places[q]) for q in order}
     small = lambda ref, k: ref.mul(ref.generator, k)  # noqa: E731
     return ProvingKey(
         n_vars=m, n_public=ell, domain_size=n,
         alpha_g1=small(g1, t["alpha"]), beta_g1=small(g1, t["beta"]), beta_g2=small(g2, t["beta"]),
         gamma_g2=small(g2, t["gamma"]), delta_g1=small(g1, t["delta"]), delta_g2=small(g2, t["delta"]),
-        ic=limbs_to_points(mul(_scaled(combo[:, :ell + 1], inv_gamma), G1), G1),
-        coefficients=_coefficients(a, r1cs.b),
-        a_g1=mul(u, G1), b_g1=mul(v, G1), b_g2=mul(v, G2),
-        c_g1=mul(_scaled(combo[:, ell + 1:], inv_delta), G1), h_g1=mul(h, G1),
+        ic=limbs_to_points(mul(_scaled(combo[:, :ell + 1], inv_gamma), G1, "host"), G1),
+        coefficients=_coefficients(a, r1cs.b), **queries,
     )
+
+
+def _places(shape: memory.KeyShape, resident: bool, options: dict) -> dict[str, str]:
+    """Where each query goes: "host" (numpy), or with ``resident`` "device", "pinned" for
+    those a one-slot Prover's plan (``options``: budget, chunk, streamed) streams."""
+    if not resident:
+        return dict.fromkeys(memory.QUERIES, "host")
+    plan = memory.plan_memory(shape, memory.free_bytes(options["budget"]), chunk=options["chunk"],
+                              streamed=options["streamed"])
+    return {q: "pinned" if q in plan.streamed else "device" for q in memory.QUERIES}
 
 
 def _with_public_rows(a: SparseMatrix, n_public: int) -> SparseMatrix:
@@ -121,23 +153,29 @@ def _coefficients(a: SparseMatrix, b: SparseMatrix) -> Coefficients:
 
 
 class _FixedBase:
-    """Montgomery scalars -> affine multiples of a curve's generator, (2L, k) uint32 host."""
+    """Montgomery scalars -> affine multiples of a curve's generator, (2L, k) uint32 where
+    asked: "host" (numpy), "pinned" (pinned numpy) or "device" (a device array, GPU only)."""
 
     def __init__(self, gpu: bool) -> None:
         self.gpu = gpu
         self.tables: dict = {}
 
-    def __call__(self, scalars: np.ndarray, curve: CurveParams) -> np.ndarray:
+    def __call__(self, scalars: np.ndarray, curve: CurveParams, place: str = "host"):
         if curve.name not in self.tables:
             self.tables[curve.name] = fixed_base_table(curve.generator, curve, to_device=self.gpu)
         table = self.tables[curve.name]
-        k = scalars.shape[1]
+        shape = (2 * curve.limbs, scalars.shape[1])
         if not self.gpu:
-            return fixed_base_mul(np.empty((2 * curve.limbs, k), np.uint32), np.ascontiguousarray(scalars), table,
-                                  curve, montgomery=True)
-        out = cuda.device_array((2 * curve.limbs, k), dtype=np.uint32)
+            return fixed_base_mul(np.empty(shape, np.uint32), np.ascontiguousarray(scalars), table, curve,
+                                  montgomery=True)
+        out = cuda.device_array(shape, dtype=np.uint32)
         fixed_base_mul(out, cuda.to_device(np.ascontiguousarray(scalars)), table, curve, montgomery=True)
-        return out.copy_to_host()
+        if place != "device":
+            host = cuda.pinned_array(shape, dtype=np.uint32) if place == "pinned" else np.empty(shape, np.uint32)
+            out.copy_to_host(host)
+            out = host
+        memory.flush_deferred_frees()  # the scalars' and fixed_base_mul's scratch (2x out), before the next query
+        return out
 
 
 def _constant(value: int, count: int) -> np.ndarray:

@@ -41,14 +41,16 @@ def matvec(matrix: SparseMatrix, witness_mont: np.ndarray, out: np.ndarray | Non
     return out
 
 
-def validate_witness(witness: np.ndarray, n_wires: int) -> None:
+def validate_witness(witness: np.ndarray, n_wires: int, into: np.ndarray | None = None) -> None:
     """Raise ValueError unless ``witness`` is a uint32 (8, n_wires) array of canonical Fr
-    with wire 0 = 1 (the constant wire): what a prover can take, checked on the host."""
+    with wire 0 = 1 (the constant wire): what a prover can take, checked on the host.
+    ``into``: an (8, n_wires) uint32 buffer (a proof slot's) that gets a copy of the
+    witness in the same pass; on an error what it holds is undefined."""
     want = (_N, n_wires)
     if not isinstance(witness, np.ndarray) or witness.dtype != np.uint32 or witness.shape != want:
         raise ValueError(f"witness must be a uint32 array of shape {want}, got "
                          f"{getattr(witness, 'dtype', type(witness).__name__)} {getattr(witness, 'shape', '')}")
-    bad = first_noncanonical(witness, FR)
+    bad = first_noncanonical(witness, FR, out=into)
     if bad >= 0:
         raise ValueError(f"witness wire {bad} is not canonical: it is >= r")
     if from_limbs(witness[:, :1], FR) != [1]:

@@ -2,7 +2,7 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numba_cuzk.field import codec
@@ -67,3 +67,38 @@ def test_wrong_byte_length_and_bad_values_are_clear_errors():
 def test_reduce_takes_values_mod_p():
     limbs = codec.to_limbs([FR.modulus + 5, -1], FR, reduce=True)
     assert codec.from_limbs(limbs, FR) == [5, FR.modulus - 1]
+
+
+def _noncanonical_by_ints(limbs, params) -> int:
+    """The reference: the first index whose value, as a Python int, is >= p."""
+    return next((i for i, v in enumerate(codec.from_limbs(limbs, params)) if v >= params.modulus), -1)
+
+
+@pytest.mark.parametrize("params,ref", FIELDS, ids=IDS)
+@settings(deadline=None, max_examples=30)  # the first example loads (or compiles) the kernel
+@given(positions=st.lists(st.integers(0, codec.KERNEL_MIN + 99), max_size=3),
+       excess=st.sampled_from([0, 1, 2**32, 2**200]), copy=st.booleans())
+def test_first_noncanonical_on_all_cores_matches_the_ints(params, ref, positions, excess, copy):
+    # above KERNEL_MIN the check is one parallel pass that can also copy; edge values
+    # (0, 1, p - 1) fill the rest, p + excess (p itself at 0) go at ``positions``
+    n = codec.KERNEL_MIN + 100
+    rng = np.random.default_rng(len(positions) + excess % 7)
+    base = codec.to_limbs(edge_values(params), params)
+    limbs = np.ascontiguousarray(base[:, rng.integers(0, base.shape[1], n)])
+    top = params.modulus + excess
+    for i in positions:
+        limbs[:, i] = [(min(top, 2 ** (32 * params.limbs) - 1) >> (32 * j)) & 0xFFFFFFFF for j in range(params.limbs)]
+    out = np.full_like(limbs, 0xDEADBEEF) if copy else None  # poisoned
+    assert codec.first_noncanonical(limbs, params, out=out) == _noncanonical_by_ints(limbs, params)
+    if copy:
+        assert np.array_equal(out, limbs)
+
+
+@pytest.mark.parametrize("n", [5, codec.KERNEL_MIN + 3])
+def test_first_noncanonical_refuses_a_mismatched_buffer(n):
+    limbs = codec.to_limbs([1] * n, FR)
+    with pytest.raises(ValueError, match="C-contiguous uint32 of shape"):
+        codec.first_noncanonical(limbs, FR, out=np.empty((8, n + 1), np.uint32))
+    small = codec.to_limbs([FR.modulus - 1, 3], FR)
+    out = np.zeros_like(small)
+    assert codec.first_noncanonical(small, FR, out=out) == -1 and np.array_equal(out, small)

@@ -249,3 +249,51 @@ def test_prover_at_log20_under_a_budget_that_leaves_b2_out():
     got = streamed.device_work(streamed.slots[0], PhaseTimer(streamed.stream))
     want = resident.device_work(resident.slots[0], PhaseTimer(resident.stream))
     assert {k: to_point(v) for k, v in got.items()} == {k: to_point(v) for k, v in want.items()}
+
+
+def test_placed_queries_count_as_allocated_and_never_stream():
+    big = KeyShape(1 << 20, 2, 1 << 20, 1 << 22)
+    placed = ("a", "b1", "c", "h")
+    resident = plan_with(big, (), placed=placed)
+    to_allocate = resident.device_bytes - resident.placed_bytes
+    assert resident.placed_bytes == sum(memory.query_bytes(big, q) for q in placed)
+    assert plan_memory(big, to_allocate, placed=placed).streamed == ()
+    # one byte less: B2 streams; then H would, but it is on the device already
+    assert plan_memory(big, to_allocate - 1, placed=placed).streamed == ("b2",)
+    everything = plan_with(big, ("b2",), chunk=memory.STREAM_CHUNKS[-1], placed=placed)
+    with pytest.raises(KeyTooLarge, match=r"with b2 streamed from pinned host memory, but .* GB is free beside the "
+                                          r"0.40 GB of a, b1, c, h already there"):
+        plan_memory(big, everything.device_bytes - everything.placed_bytes - 1, placed=placed)
+    with pytest.raises(ValueError, match="on the device already"):
+        plan_with(big, ("b2",), placed=("b2",))
+    assert "(a, b1, c, h already on the device)" in plan_memory(big, 10**12, placed=placed).describe()
+
+
+@pytest.mark.gpu
+def test_resident_setup_leaves_the_queries_where_the_prover_uses_them(tmp_path):
+    """setup(resident=True) on the GPU path (the simulator in CI): the queries are device
+    arrays, except B2, streamed (forced, as at this size streaming saves nothing), which
+    goes to pinned host memory; the key equals the CPU setup's with the same toxic waste
+    (its zkey bytes), and a Prover adopts the device queries (no upload) and proves."""
+    from numba_cuzk.field.target import is_device_array
+    from numba_cuzk.groth16.formats import write_zkey
+    from numba_cuzk.groth16.prove import Prover
+    from numba_cuzk.groth16.setup import setup
+    from tests.groth16.test_prove import TOXIC, cube_circuit
+
+    r1cs, witness = cube_circuit()
+    host = setup(r1cs, gpu=False, toxic=TOXIC)
+    budget = plan_with(KeyShape.of(host), ("b2",), chunk=2).device_bytes
+    pk = setup(r1cs, gpu=True, toxic=TOXIC, resident=True, memory_budget=budget, chunk=2, streamed=("b2",))
+    on_device = {q: is_device_array(getattr(pk, field)) for q, (field, _) in memory.QUERIES.items()}
+    assert on_device == {"a": True, "b1": True, "b2": False, "c": True, "h": True}
+    write_zkey(tmp_path / "host.zkey", host)
+    write_zkey(tmp_path / "resident.zkey", pk)
+    assert (tmp_path / "resident.zkey").read_bytes() == (tmp_path / "host.zkey").read_bytes()
+    placed_bytes = sum(memory.query_bytes(KeyShape.of(pk), q) for q in ("a", "b1", "c", "h"))
+    prover = Prover(pk, gpu=True, memory_budget=budget - placed_bytes, chunk=2, streamed=("b2",))
+    assert prover.memory.placed == ("a", "b1", "c", "h") and prover.memory.streamed == ("b2",)
+    assert all(prover.bases[q].points is getattr(pk, memory.QUERIES[q][0]) for q in prover.memory.placed)
+    assert pairing.verify(pk.verifying_key, prover.public_inputs(witness), prover.prove(witness))
+    with pytest.raises(ValueError, match="no GPU|none here"):
+        setup(r1cs, gpu=False, resident=True)

@@ -51,10 +51,10 @@ def from_stored(raw: np.ndarray, curve: CurveParams, where: str) -> np.ndarray:
     return limbs
 
 
-def to_stored(limbs: np.ndarray) -> np.ndarray:
+def to_stored(limbs) -> np.ndarray:
     """(2L, n) -> (n, 2L) view: written in C order with little-endian words, point i's
-    stored bytes."""
-    return limbs.T
+    stored bytes (a device array, a resident key's query, is copied to the host first)."""
+    return (limbs.copy_to_host() if is_device_array(limbs) else limbs).T
 
 
 def problem(point, curve: CurveParams) -> str | None:
