@@ -13,7 +13,8 @@
 #   bench/gpu_check.sh COMMIT startup     bench.compile_probe (one kernel's compile on one core:
 #   the host's yardstick), bench.startup (compile_all_s, $COMPILE_RUNS (3) runs each into an
 #   empty folder; warm-cache cold proves, the cache left in $NUMBA_CUZK_CACHE_DIR; a first
-#   prove with an empty cache), then one warm prove under cProfile ($OUT/warm-prove.txt)
+#   prove with an empty cache), then one warm prove under cProfile ($OUT/warm-prove.txt), and
+#   bench.point_check (an untrusted key's point check per million points, GPU and CPU)
 #   bench/gpu_check.sh COMMIT engine      bench.engine, the measured configuration of the
 #   device-busy issue: bit_heavy 2^20, 4 jobs x 10, 15 workers, 3 rounds, CUPTI, at the
 #   engine's 0.5 ms GIL switch interval and at Python's default 5 ms; its timeline in
@@ -74,6 +75,7 @@ for arg in "$@"; do
             --zkey C.zkey --witness C.wtns >/dev/null) || status=1
         python3 -c "import pstats, sys; pstats.Stats(sys.argv[1], stream=open(sys.argv[2], 'w')).sort_stats('cumulative').print_stats(80)" \
             "$out/warm-prove.prof" "$out/warm-prove.txt" && head -60 "$out/warm-prove.txt" | tail -50
+        python3 -m bench.point_check --out "$out/curve.json" 2>&1 | grep point_check || status=1  # an untrusted key's check
         continue
     fi
     if [ "$arg" = compile ]; then
