@@ -33,9 +33,8 @@ from numba import cuda
 
 from bench import common
 from numba_cuzk.circuits import build
-from numba_cuzk.field.target import is_device_array
 from numba_cuzk.groth16 import memory
-from numba_cuzk.groth16.prove import STREAM_PHASES, Prover
+from numba_cuzk.groth16.prove import STREAM_PHASES, Prover, placed_queries
 from numba_cuzk.groth16.setup import setup
 from numba_cuzk.groth16.timing import PhaseTimer
 
@@ -87,8 +86,7 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     gc.collect()
     baseline = memory.used_bytes() if gpu else None  # flushes the frees Numba deferred
     peak = PeakMemory().start() if gpu else None
-    placed = sum(memory.query_bytes(memory.KeyShape.of(pk), q) for q, (field, _) in memory.QUERIES.items()
-                 if is_device_array(getattr(pk, field)))
+    placed = sum(memory.query_bytes(memory.KeyShape.of(pk), q) for q in placed_queries(pk)) if gpu else 0
     prover = Prover(pk, gpu=gpu, memory_budget=None if budget is None else budget - placed)
     prover.prove(witness)  # warm-up: compiles, builds NTT tables
     walls, phases = [], []

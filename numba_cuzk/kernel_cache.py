@@ -184,7 +184,7 @@ def _save_locked(save):
                 used = set(overloads.values())
                 name = next(n for n in map(self._data_name, itertools.count(1)) if n not in used)
             self._save_data(name, data)
-            if overloads.get(key) != name:
+            if key not in overloads:
                 self._save_index({**overloads, key: name})
 
     save_entry.locked = True
@@ -197,9 +197,10 @@ def _distinct_function_ids() -> None:
     counter; a callee linked into a cached entry keeps its name (linkonce_odr), so when a
     process links callees compiled here with callees loaded from an entry another process
     compiled, two different functions can share a name and the linker keeps one: e.g.
-    field/target's forwarder lambdas, one qualname for every field function. Seen as G2
-    MSMs on the CPU that returned the identity after two compile processes shared a folder
-    (2 of 6 rounds here; the CPU proofs inside `numba-cuzk compile` that did not verify)."""
+    point_ops' per-curve closures (G1's and G2's xyzz_add_mixed, one qualname, the same
+    argument types) or field/target's forwarder lambdas. Seen as G2 MSMs on the CPU that
+    returned the identity after two compile processes shared a folder (3 of 18 rounds here;
+    the CPU proofs inside `numba-cuzk compile` that did not verify; bench/NOTES.md)."""
     import secrets
 
     from numba.core import bytecode

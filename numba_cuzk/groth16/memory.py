@@ -273,8 +273,7 @@ def plan_memory(shape: KeyShape, free: int | None, *, slots: int = 1, chunk: int
         f"the proving key (domain 2^{shape.log_n}, {shape.n_vars} wires) needs {resident.device_bytes / GB:.2f} GB "
         f"of device memory with every query resident and {plan.device_bytes / GB:.2f} GB with "
         f"{'every query' if len(plan.streamed) == len(QUERIES) else ', '.join(plan.streamed) or 'nothing'} streamed "
-        f"from pinned host "
-        f"memory, but {free / GB:.2f} GB is free{_beside(plan)} (largest items: "
+        f"from pinned host memory, but {free / GB:.2f} GB is free{_beside(plan)} (largest items: "
         + ", ".join(f"{i.name} {i.nbytes / GB:.2f} GB" for i in big) + ")")
 
 

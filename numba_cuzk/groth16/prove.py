@@ -108,7 +108,7 @@ class ProofSlot:
         self.ready.record(stream)
 
 
-def _placed_queries(pk: ProvingKey) -> tuple[str, ...]:
+def placed_queries(pk: ProvingKey) -> tuple[str, ...]:
     """The queries of ``pk`` already on the device (setup(..., resident=True)), which the
     Prover adopts; ValueError for one on another GPU than the current one."""
     placed = tuple(q for q, (field, _) in memory.QUERIES.items() if is_device_array(getattr(pk, field)))
@@ -153,7 +153,7 @@ class Prover:
         self.stream = (stream or cuda.default_stream()) if self.gpu else None
         n = pk.domain_size
         shape = memory.KeyShape.of(pk)
-        placed = _placed_queries(pk) if self.gpu else ()
+        placed = placed_queries(pk) if self.gpu else ()
         self.memory = memory.plan_memory(shape, memory.free_bytes(memory_budget) if self.gpu else None, slots=slots,
                                          chunk=chunk, streamed=streamed, placed=placed)
         self.copy_stream = (copy_stream or cuda.stream()) if self.memory.streamed and self.gpu else None

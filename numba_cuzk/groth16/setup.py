@@ -73,7 +73,7 @@ def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None,
         raise ValueError("tau lies in the domain: draw again")
     a = _with_public_rows(r1cs.a, ell)
     shape = memory.KeyShape(m, ell, n, a.nnz + r1cs.b.nnz)
-    places = _places(shape, resident, dict(budget=memory_budget, chunk=chunk, streamed=streamed))
+    places = _places(shape, resident, budget=memory_budget, chunk=chunk, streamed=streamed)
     lagrange = _lagrange_at(t["tau"], log_n, 1, 0)
     u, v, w = (_column_sums(mat, lagrange, m) for mat in (a, r1cs.b, r1cs.c))
     combo = _add(_scaled(u, t["beta"]), _add(_scaled(v, t["alpha"]), w))
@@ -94,13 +94,13 @@ def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None,
     )
 
 
-def _places(shape: memory.KeyShape, resident: bool, options: dict) -> dict[str, str]:
+def _places(shape: memory.KeyShape, resident: bool, *, budget: int | None, chunk: int | None,
+            streamed: tuple[str, ...] | None) -> dict[str, str]:
     """Where each query goes: "host" (numpy), or with ``resident`` "device", "pinned" for
-    those a one-slot Prover's plan (``options``: budget, chunk, streamed) streams."""
+    those a one-slot Prover's plan (budget, chunk, streamed as the Prover's) streams."""
     if not resident:
         return dict.fromkeys(memory.QUERIES, "host")
-    plan = memory.plan_memory(shape, memory.free_bytes(options["budget"]), chunk=options["chunk"],
-                              streamed=options["streamed"])
+    plan = memory.plan_memory(shape, memory.free_bytes(budget), chunk=chunk, streamed=streamed)
     return {q: "pinned" if q in plan.streamed else "device" for q in memory.QUERIES}
 
 
