@@ -14,7 +14,7 @@ phases, copies overlapped by the stream left out), prove_logK_peak_gpu_gb (the m
 memory in use, cudaMemGetInfo sampled every 2 ms by a thread from before the Prover is made
 to after the last proof: deferred frees included; params: the baseline before the Prover,
 the plan's bytes, and whether peak - baseline stayed within what the plan had still to
-allocate), setup_logK_s;
+allocate), setup_logK_s (params: its steps' ms), prove_logK_peak_host_gb (the process's peak RSS);
 prove_logK_cpu for the CPU backend (--cpu sizes, all cores). Every proof is verified
 (pairing) inside prove(). Usage:
     python3 -m bench.groth16 [--out FILE] [--sizes 16,18,20,22] [--cpu 16] [--runs 5] [--budget-gb G] [--host-key]
@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import gc
+import resource
 import statistics
 import threading
 import time
@@ -79,7 +80,8 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     r1cs, witness = build(circuit, log_n, seed=log_n)
     t_build = time.perf_counter() - t0
     resident = gpu and not host_key
-    pk = setup(r1cs, gpu=gpu, resident=resident, memory_budget=budget)
+    setup_steps: dict[str, float] = {}
+    pk = setup(r1cs, gpu=gpu, resident=resident, memory_budget=budget, steps_ms=setup_steps)
     t_setup = time.perf_counter() - t0 - t_build
     constraints, wires = r1cs.n_constraints, r1cs.n_wires
     del r1cs  # the host's and device's garbage of setup goes before the baseline
@@ -114,13 +116,22 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
                      "placed": list(plan.placed), "peak_over_baseline_gb": round((used - baseline) / GB, 3),
                      "within_plan": used - baseline <= to_allocate, "streamed": list(plan.streamed),
                      "budget_gb": None if budget is None else round(budget / GB, 3)}
+    print(f"{name}: setup steps (ms) {setup_steps}; peak host memory {peak_rss_bytes() / GB:.1f} GB", flush=True)
     print(f"{name}: device phases {device_ms:.1f} ms; peak GPU memory {used / GB:.2f} GB "
           f"({memory_params})", flush=True)
     return records + [
         common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)}),
         common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params),
-        common.record(f"setup_log{log_n}_s", t_setup, "s", device, {"circuit": circuit, "gpu": True}),
+        common.record(f"setup_log{log_n}_s", t_setup, "s", device,
+                      {"circuit": circuit, "gpu": True, "steps_ms": {k: round(v) for k, v in setup_steps.items()}}),
+        common.record(f"{name}_peak_host_gb", peak_rss_bytes() / GB, "GB", device,
+                      {"what": "the process's peak resident set (ru_maxrss): build, setup, prover and proofs"}),
     ]
+
+
+def peak_rss_bytes() -> int:
+    """This process's peak resident set so far (Linux ru_maxrss is in KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def main(argv=None) -> None:

@@ -26,6 +26,7 @@ key serves one GPU; a zkey is written from it as from any other.
 
 from __future__ import annotations
 
+import functools
 import secrets
 
 import numpy as np
@@ -43,6 +44,7 @@ from numba_cuzk.groth16 import memory
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
 from numba_cuzk.groth16.keys import Coefficients, ProvingKey
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
+from numba_cuzk.groth16.timing import wall_ms
 
 _N = FR.limbs
 _R = FR.modulus
@@ -55,13 +57,14 @@ def domain_log(r1cs: R1CS) -> int:
 
 def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None,
           resident: bool = False, memory_budget: int | None = None, chunk: int | None = None,
-          streamed: tuple[str, ...] | None = None) -> ProvingKey:
+          streamed: tuple[str, ...] | None = None, steps_ms: dict[str, float] | None = None) -> ProvingKey:
     """An insecure ProvingKey for ``r1cs`` (see the module docstring). ``toxic`` fixes
     alpha, beta, gamma, delta, tau (tests); otherwise they come from ``secrets``.
     ``resident`` (GPU only): the queries stay on this device, those that the memory plan
     for the device memory free (at most ``memory_budget`` bytes; ``chunk`` and ``streamed``
     as the Prover's) streams in pinned host memory; memory.KeyTooLarge, before any work,
-    if no plan fits."""
+    if no plan fits. ``steps_ms`` gets the wall ms of each step: scalars (the field work
+    on the host), each query by name (a, b1, b2, c, h), ic and coefficients."""
     r1cs.check()
     gpu = backend.cuda_available() if gpu is None else gpu
     if resident and not gpu:
@@ -71,27 +74,49 @@ def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None,
     n, m, ell = 1 << log_n, r1cs.n_wires, r1cs.n_public
     if pow(t["tau"], n, _R) == 1:
         raise ValueError("tau lies in the domain: draw again")
+    step = functools.partial(wall_ms, {} if steps_ms is None else steps_ms)
     a = _with_public_rows(r1cs.a, ell)
-    shape = memory.KeyShape(m, ell, n, a.nnz + r1cs.b.nnz)
-    places = _places(shape, resident, budget=memory_budget, chunk=chunk, streamed=streamed)
-    lagrange = _lagrange_at(t["tau"], log_n, 1, 0)
-    u, v, w = (_column_sums(mat, lagrange, m) for mat in (a, r1cs.b, r1cs.c))
-    combo = _add(_scaled(u, t["beta"]), _add(_scaled(v, t["alpha"]), w))
-    inv_gamma, inv_delta = pow(t["gamma"], -1, _R), pow(t["delta"], -1, _R)
-    h = _scaled(_lagrange_at(t["tau"], log_n + 1, 2, 1), inv_delta)
+    places = _places(memory.KeyShape(m, ell, n, a.nnz + r1cs.b.nnz), resident, budget=memory_budget, chunk=chunk,
+                     streamed=streamed)
+    with step("scalars"):
+        scalars, ic_scalars = _query_scalars(a, r1cs, t, log_n)
     mul = _FixedBase(gpu)
-    scalars = {"a": u, "b1": v, "b2": v, "c": _scaled(combo[:, ell + 1:], inv_delta), "h": h}
-    # the host- and pinned-memory queries first, while the device holds no query yet
-    order = sorted(memory.QUERIES, key=lambda q: places[q] == "device")
-    queries = {memory.QUERIES[q][0]: mul(scalars[q], memory.QUERIES[q][1], places[q]) for q in order}
+    # the host- and pinned-memory queries first, while the device holds no query yet; each
+    # query's scalars dropped once it is made (at 2^27 each is 4.3 GB of host memory)
+    queries = {}
+    for q in sorted(memory.QUERIES, key=lambda q: places[q] == "device"):
+        field, curve = memory.QUERIES[q]
+        with step(q):
+            queries[field] = mul(scalars.pop(q), curve, places[q])
+    with step("ic"):
+        ic = limbs_to_points(mul(ic_scalars, G1, "host"), G1)
+    with step("coefficients"):
+        coefficients = _coefficients(a, r1cs.b)
     small = lambda ref, k: ref.mul(ref.generator, k)  # noqa: E731
     return ProvingKey(
         n_vars=m, n_public=ell, domain_size=n,
         alpha_g1=small(g1, t["alpha"]), beta_g1=small(g1, t["beta"]), beta_g2=small(g2, t["beta"]),
         gamma_g2=small(g2, t["gamma"]), delta_g1=small(g1, t["delta"]), delta_g2=small(g2, t["delta"]),
-        ic=limbs_to_points(mul(_scaled(combo[:, :ell + 1], inv_gamma), G1, "host"), G1),
-        coefficients=_coefficients(a, r1cs.b), **queries,
+        ic=ic, coefficients=coefficients, **queries,
     )
+
+
+def _query_scalars(a: SparseMatrix, r1cs: R1CS, t: dict, log_n: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """((8, k) Montgomery scalars of each query by name, those of IC): u_i for A, v_i for
+    B1 and B2, (beta u_i + alpha v_i + w_i) / delta for C (i > n_public), H's Lagrange
+    values / delta; IC's (i <= n_public) over gamma. Nothing else is kept."""
+    m, ell = r1cs.n_wires, r1cs.n_public
+    lagrange = _lagrange_at(t["tau"], log_n, 1, 0)
+    u, v, w = (_column_sums(mat, lagrange, m) for mat in (a, r1cs.b, r1cs.c))
+    del lagrange
+    combo = _add(_scaled(u, t["beta"]), _add(_scaled(v, t["alpha"]), w))
+    del w
+    inv_gamma, inv_delta = pow(t["gamma"], -1, _R), pow(t["delta"], -1, _R)
+    ic = _scaled(combo[:, :ell + 1], inv_gamma)
+    c = _scaled(combo[:, ell + 1:], inv_delta)
+    del combo
+    h = _scaled(_lagrange_at(t["tau"], log_n + 1, 2, 1), inv_delta)
+    return {"a": u, "b1": v, "b2": v, "c": c, "h": h}, ic
 
 
 def _places(shape: memory.KeyShape, resident: bool, *, budget: int | None, chunk: int | None,

@@ -40,6 +40,16 @@ from numba import cuda
 from numba_cuzk import cuda_graph
 
 
+@contextmanager
+def wall_ms(into: dict[str, float], name: str):
+    """Adds the block's wall ms (host clock) to ``into[name]``."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        into[name] = into.get(name, 0.0) + (time.perf_counter() - start) * 1e3
+
+
 def host_ms() -> float:
     """The host monotonic clock in ms (the timeline's clock)."""
     return time.monotonic_ns() / 1e6

@@ -31,16 +31,26 @@ from typing import Callable, ContextManager
 
 import numpy as np
 from numba import config, cuda
+from numba.cuda.cudadrv import driver
 
 from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.field.target import sync_event
 from numba_cuzk.msm.pippenger import Bases, Workspace, WindowSums, _check_points, msm
 
 
+def _page_locked(points: np.ndarray) -> bool:
+    """Whether ``points`` lies in memory cuda.pinned_array allocated (resident setup's
+    streamed queries): locked already, and registering it again is CUDA_ERROR_INVALID_VALUE."""
+    owner = points
+    while isinstance(owner, np.ndarray):
+        owner = owner.base
+    return isinstance(owner, driver.PinnedMemory)
+
+
 class StreamedBases:
-    """``points`` ((2L, m) uint32 affine, host, C-contiguous: pinned in place, not copied)
-    streamed through two device buffers of ``chunk`` = min(chunk, m) points each (one if
-    m <= chunk), in ``parts`` = ceil(m / chunk) chunks."""
+    """``points`` ((2L, m) uint32 affine, host, C-contiguous: pinned in place unless
+    already pinned, not copied) streamed through two device buffers of ``chunk`` =
+    min(chunk, m) points each (one if m <= chunk), in ``parts`` = ceil(m / chunk) chunks."""
 
     def __init__(self, points: np.ndarray, curve: CurveParams, chunk: int) -> None:
         _check_points(points, curve)
@@ -52,8 +62,8 @@ class StreamedBases:
         self.count = int(points.shape[1])
         self.chunk = max(1, min(chunk, self.count))  # points per buffer
         self.parts = max(1, -(-self.count // self.chunk))
-        self._pin = None if config.ENABLE_CUDASIM or not points.size else cuda.current_context().mempin(
-            points, points.ctypes.data, points.nbytes)  # held: the pages stay locked while self lives
+        self._pin = None if config.ENABLE_CUDASIM or not points.size or _page_locked(points) else (
+            cuda.current_context().mempin(points, points.ctypes.data, points.nbytes))  # held: locked while self lives
         buffers = min(2, self.parts)
         self.buffers = [cuda.device_array((2 * curve.limbs, self.chunk), dtype=np.uint32) for _ in range(buffers)]
         self.uploaded = [sync_event() for _ in range(buffers)]
