@@ -110,14 +110,17 @@ def sequential(pk, work: list[list], gpu: bool) -> float:
     return (time.perf_counter() - start) / len(work)
 
 
-def engine_run(pk, work: list[list], config: EngineConfig, rounds: int = 1) -> list[tuple[float, Timeline]]:
+def engine_run(pk, work: list[list], config: EngineConfig, rounds: int = 1,
+               warmup_partitions: int | None = None) -> list[tuple[float, Timeline]]:
     """Per round of ``work`` (all its jobs submitted, then waited for), in one engine after a
-    warm-up job: (s per proof, the round's timeline: its jobs' events and the events of no
+    warm-up job (``warmup_partitions`` of the first job's; default one per synthesis worker,
+    at least 2): (s per proof, the round's timeline: its jobs' events and the events of no
     job while they ran)."""
     names = [[f"r{r}-job{j}" for j in range(len(work))] for r in range(rounds)]
     times = []
+    warmup = warmup_partitions or max(2, config.synthesis_workers)
     with Engine(config) as engine:
-        engine.submit(Job(pk, work[0][:max(2, config.synthesis_workers)], name=WARMUP)).result()
+        engine.submit(Job(pk, work[0][:warmup], name=WARMUP)).result()
         for round_names in names:
             start = time.perf_counter()
             futures = [engine.submit(Job(pk, job, name=name)) for job, name in zip(work, round_names)]

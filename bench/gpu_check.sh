@@ -19,6 +19,9 @@
 #   device-busy issue: bit_heavy 2^20, 4 jobs x 10, 15 workers, 3 rounds, CUPTI, at the
 #   engine's 0.5 ms GIL switch interval and at Python's default 5 ms; its timeline in
 #   $OUT/timeline-traced.jsonl
+#   bench/gpu_check.sh COMMIT porep       bench.porep: 2 jobs of 10 bit_heavy 2^27 partitions through
+#   the engine after a 2-partition warm-up, the key resident on the GPU (B2 streamed), peak
+#   host memory from /usr/bin/time; ~7 minutes with a warm kernel cache (setup alone ~3)
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check (17f405d); $OUT/compile.log, soak.log
@@ -87,6 +90,19 @@ for arg in "$@"; do
         echo "numba-cuzk compile: $((SECONDS - start)) s"; grep -E "_g2 |tasks in" "$out/compile.log"
         wait $soak || status=1
         grep cpu_soak "$out/soak.log"; grep -q "cpu_soak: 0 failed" "$out/soak.log" || status=1
+        continue
+    fi
+    if [ "$arg" = porep ]; then
+        echo "=== porep: bench.porep"
+        df -h /dev/shm; free -g | head -2
+        kind=process  # witnesses wait in /dev/shm: a small one (a container's) takes thread synthesis
+        [ "$(df --output=avail -B1G /dev/shm | tail -1)" -lt 30 ] && kind=thread
+        /usr/bin/time -v python3 -m bench.porep --synthesis $kind --timeline "$out/timeline-porep.jsonl" \
+            --out "$out/porep.json" > "$out/porep.log" 2>&1 || status=1
+        grep -E "^porep|Maximum resident|Elapsed|Error" "$out/porep.log"
+        python3 -m numba_cuzk.cli timeline "$out/timeline-porep.jsonl" --window steady --png "$out/timeline-porep.png" \
+            > "$out/timeline-porep.txt" 2>&1
+        tail -30 "$out/timeline-porep.txt"
         continue
     fi
     if [ "$arg" = engine ]; then

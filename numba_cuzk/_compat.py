@@ -20,9 +20,17 @@ the project patches third-party modules.
    unloaded: a leak of a kernel's code until exit, not a crash.
 4. numba's and numba-cuda's cache locators: the package's own goes first, so its
    kernels are cached in one folder per version of the code (kernel_cache.py).
+5. The simulator's ``cuda.shared.array`` (FakeCUDAShared.array) looks up the block's
+   array for the calling line, creates it if missing and stores it, unlocked; its
+   threads are Python threads. Two threads that both miss get an array each, and the one
+   whose array is overwritten works alone on a private copy: its block's result is wrong.
+   That was CI's rare failing proof (an NTT at n = 8 wrong in ~1% of calls with a 10 us
+   switch interval, never with one thread per block). The lookup runs under a lock.
 """
 
+import sys
 import threading
+import traceback
 
 import numpy
 
@@ -40,6 +48,46 @@ def _unwrap_simulated_arrays() -> None:
 
 
 _unwrap_simulated_arrays()
+
+
+def locked_shared_arrays(shared_class) -> None:
+    """``shared_class.array`` (the simulator's FakeCUDAShared: ``_allocations`` maps a
+    kernel's (file, line) to its block's array) with the lookup and the store under one
+    lock, so every thread of a block gets the one array of a line. Dynamic shared memory
+    (shape 0) and alignment go to the original as before."""
+    original = shared_class.array
+    lock = threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:
+            return original(self, shape, dtype, alignment)
+        caller = tuple(traceback.extract_stack(sys._getframe(1), limit=1)[-1])[0:2]  # the kernel's line
+        with lock:
+            found = self._allocations.get(caller)
+            if found is None:
+                found = self._allocations[caller] = numpy.empty(shape, _as_dtype(dtype))
+        return found
+
+    shared_class.array = array
+
+
+def _as_dtype(dtype):
+    from numba.core import types
+    from numba.np import numpy_support
+
+    return numpy_support.as_dtype(dtype) if isinstance(dtype, types.Type) else dtype
+
+
+def _lock_simulated_shared_arrays() -> None:
+    from numba import config
+
+    if config.ENABLE_CUDASIM:
+        from numba.cuda.simulator import kernelapi
+
+        locked_shared_arrays(kernelapi.FakeCUDAShared)
+
+
+_lock_simulated_shared_arrays()
 
 
 def unload_once(unload):

@@ -495,8 +495,9 @@ def run(
     from pathlib import Path
 
     from numba_cuzk.engine import EngineConfig
-    from numba_cuzk.engine.batch import check_out
+    from numba_cuzk.engine.batch import check_out, resident_slots
     from numba_cuzk.engine.config import SYNTHESIS_KINDS, TRACE_KINDS
+    from numba_cuzk.engine.workload import circuit_warmup
 
     if synthesis not in SYNTHESIS_KINDS:
         raise typer.BadParameter(f"{synthesis!r} is not one of {', '.join(SYNTHESIS_KINDS)}",
@@ -511,11 +512,12 @@ def run(
         _compile_first(cpu)
     with contextlib.ExitStack() as stack:
         client = stack.enter_context(_connect(scheduler)) if scheduler is not None else None
-        plan, pk = _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, as_json)
-        path = Path(timeline_file or Path(stack.enter_context(tempfile.TemporaryDirectory())) / "timeline.jsonl")
         config = EngineConfig(devices=() if cpu else None, synthesis=synthesis, gpu_workers_per_device=gpu_workers,
-                              trace=trace, synthesis_warmup=None if zkey else plan.jobs[0].partitions[0],
+                              trace=trace, synthesis_warmup=None if zkey else circuit_warmup(circuit),
                               **({"synthesis_workers": workers} if workers else {}))
+        plan, pk = _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, as_json,
+                             None if client is not None else resident_slots(config))
+        path = Path(timeline_file or Path(stack.enter_context(tempfile.TemporaryDirectory())) / "timeline.jsonl")
         summary, short = _run_jobs(config, client, pk, plan, zkey, trusted, out, as_json, path)
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
@@ -545,8 +547,9 @@ def _connect(scheduler: str):
         return connect(scheduler)
 
 
-def _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, quiet):
-    """(engine.batch.Plan, its proving key; None when every witness was refused)."""
+def _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, quiet, slots):
+    """(engine.batch.Plan, its proving key; None when every witness was refused); a
+    circuit's key left on the GPU for ``slots`` proof slots when that is not None."""
     from numba_cuzk.engine import batch
 
     status = Console(stderr=True, quiet=quiet).status
@@ -556,8 +559,9 @@ def _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, tru
             return plan, None
         with status(f"reading {zkey}" + ("" if trusted else " and checking its points")):
             return plan, plan.key()
-    plan = batch.circuit_jobs(circuit, log_constraints, jobs, partitions or 10, gpu=False if cpu else None)
-    with status(f"INSECURE local setup of {circuit} at 2^{log_constraints}"):
+    plan = batch.circuit_jobs(circuit, log_constraints, jobs, partitions or 10, gpu=False if cpu else None,
+                              resident_slots=slots)
+    with status(f"INSECURE local setup of {circuit} at 2^{log_constraints}" + ("" if slots is None else ", on the GPU")):
         return plan, plan.key()
 
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
+import numpy as np
+import pytest
+
 from numba_cuzk._compat import install_unload_once, unload_once
+from tests.conftest import SIMULATOR
 
 
 class Handle:
@@ -44,3 +51,29 @@ def test_the_guard_stays_on_the_driver_after_unloads():
     for value in (3, 3, 4, 3):
         driver.cuLibraryUnload(Handle(value))
     assert driver.unloaded == [3, 4]
+
+
+@pytest.mark.skipif(not SIMULATOR, reason="the CUDA simulator's shared memory")
+def test_a_blocks_threads_share_one_simulated_shared_array():
+    """The simulator's cuda.shared.array looks up and stores a line's array unlocked: with
+    a thread switch between the two (forced here by a slow lookup), each thread got an
+    array of its own and the block computed on private copies. Under _compat's lock every
+    thread gets the first one."""
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared
+
+    class SlowLookup(dict):
+        def get(self, key, default=None):
+            found = super().get(key, default)
+            time.sleep(0.01)  # other threads look up before this one can store
+            return found
+
+    shared = FakeCUDAShared(0)
+    shared._allocations = SlowLookup()
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(shared.array((8, 4), np.uint32))) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(got) == 8 and all(a is got[0] for a in got)
+    assert got[0].shape == (8, 4) and got[0].dtype == np.uint32

@@ -177,19 +177,28 @@ def mimc_chain(rounds: int, seed: int = 0) -> tuple[R1CS, np.ndarray]:
 
     Public wires: 1 = x_0, 2 = x_rounds. 3 * rounds constraints, 3 * rounds + 2 wires.
     """
+    count, x, x2, x4, constants = _mimc_wires(rounds)
+    blocks = _sbox(_lc(rounds, (x[:-1], 1), (ONE_WIRE, constants)), x2, x4, x[1:])
+    return _r1cs(count, 2, blocks), mimc_witness(rounds, seed)
+
+
+def mimc_witness(rounds: int, seed: int = 0) -> np.ndarray:
+    """mimc_chain(rounds, seed)'s witness alone."""
+    count, x, x2, x4, constants = _mimc_wires(rounds)
+    witness = _witness_mont(count)
+    witness[:, 1] = _random_fr(np.random.default_rng(seed), 1)[:, 0]
+    _mimc_trace(witness, x, x2, x4, to_montgomery(constants, FR))
+    return from_montgomery(witness, FR)
+
+
+def _mimc_wires(rounds: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(wire count, the x, x2, x4 wire ids, the round constants (8, rounds) canonical)."""
     if rounds < 1:
         raise ValueError(f"mimc_chain needs at least 1 round, got {rounds}")
-    rng = np.random.default_rng(seed)
     wires = _Wires(n_public=2)
     x = np.concatenate([[1], wires.take(rounds - 1), [2]])  # the chain starts and ends public
     x2, x4 = wires.take(rounds), wires.take(rounds)
-    constants = _random_fr(np.random.default_rng(CONSTANTS_SEED), rounds)
-    blocks = _sbox(_lc(rounds, (x[:-1], 1), (ONE_WIRE, constants)), x2, x4, x[1:])
-
-    witness = _witness_mont(wires.count)
-    witness[:, 1] = _random_fr(rng, 1)[:, 0]
-    _mimc_trace(witness, x, x2, x4, to_montgomery(constants, FR))
-    return _r1cs(wires.count, 2, blocks), from_montgomery(witness, FR)
+    return wires.count, x, x2, x4, _random_fr(np.random.default_rng(CONSTANTS_SEED), rounds)
 
 
 # ---------------------------------------------------------------------------------------
@@ -285,30 +294,58 @@ def merkle_path(depth: int, width: int, seed: int = 0) -> tuple[R1CS, np.ndarray
     the root; the leaf, siblings and bits (random from ``seed``) are private. Round
     constants come from CONSTANTS_SEED (so the R1CS depends on depth and width only).
     """
+    w = _merkle_wires(depth, width)
+    blocks = [_boolean(w.bit),
+              (_lc(depth, (w.bit, 1)), _lc(depth, (w.sib, 1), (w.cur, -1)), _lc(depth, (w.left, 1), (w.cur, -1)))]
+    for j in range(HASH_ROUNDS):
+        for k in range(width):
+            x = _hash_input(j, k, width, w.cur, w.sib, w.left, w.x5, w.constants[:, [j * width + k]])
+            blocks += _sbox(x, w.x2[j, k], w.x4[j, k], w.x5[j, k])
+    blocks.append((_lc(1, (w.x5[-1, 0, -1], 1)), _lc(1, (ONE_WIRE, 1)), _lc(1, (w.root, 1))))
+    return _r1cs(w.count, 1, blocks), merkle_witness(depth, width, seed)
+
+
+def merkle_witness(depth: int, width: int, seed: int = 0) -> np.ndarray:
+    """merkle_path(depth, width, seed)'s witness alone."""
+    rng = np.random.default_rng(seed)
+    w = _merkle_wires(depth, width)
+    witness = _witness_mont(w.count)
+    witness[:, np.concatenate([[w.leaf], w.sib])] = _random_fr(rng, depth + 1)
+    bits = rng.integers(0, 2, size=depth, dtype=np.uint8)
+    _merkle_trace(witness, w.leaf, w.sib, bits, w.bit, w.left, w.x2, w.x4, w.x5, to_montgomery(w.constants, FR))
+    witness[:, w.root] = witness[:, w.x5[-1, 0, -1]]
+    return from_montgomery(witness, FR)
+
+
+@dataclass(frozen=True)
+class _MerkleWires:
+    """merkle_path's wire ids: root, leaf (ints); sib, bit, left, cur (the node entering each
+    level) (depth,); x2, x4, x5 (HASH_ROUNDS, width, depth); count; the round constants
+    (8, HASH_ROUNDS * width) canonical."""
+
+    count: int
+    root: int
+    leaf: int
+    sib: np.ndarray
+    bit: np.ndarray
+    left: np.ndarray
+    x2: np.ndarray
+    x4: np.ndarray
+    x5: np.ndarray
+    cur: np.ndarray
+    constants: np.ndarray
+
+
+def _merkle_wires(depth: int, width: int) -> _MerkleWires:
     if depth < 1 or width < 2:
         raise ValueError(f"merkle_path needs depth >= 1 and width >= 2, got depth {depth}, width {width}")
-    rng = np.random.default_rng(seed)
     wires = _Wires(n_public=1)
-    root, leaf = 1, int(wires.take(1)[0])
+    leaf = int(wires.take(1)[0])
     sib, bit, left = wires.take(depth), wires.take(depth), wires.take(depth)
     x2, x4, x5 = (wires.take(HASH_ROUNDS, width, depth) for _ in range(3))
     cur = np.concatenate([[leaf], x5[-1, 0, :-1]])
     constants = _random_fr(np.random.default_rng(CONSTANTS_SEED), HASH_ROUNDS * width)
-
-    blocks = [_boolean(bit),
-              (_lc(depth, (bit, 1)), _lc(depth, (sib, 1), (cur, -1)), _lc(depth, (left, 1), (cur, -1)))]
-    for j in range(HASH_ROUNDS):
-        for k in range(width):
-            x = _hash_input(j, k, width, cur, sib, left, x5, constants[:, [j * width + k]])
-            blocks += _sbox(x, x2[j, k], x4[j, k], x5[j, k])
-    blocks.append((_lc(1, (x5[-1, 0, -1], 1)), _lc(1, (ONE_WIRE, 1)), _lc(1, (root, 1))))
-
-    witness = _witness_mont(wires.count)
-    witness[:, np.concatenate([[leaf], sib])] = _random_fr(rng, depth + 1)
-    bits = rng.integers(0, 2, size=depth, dtype=np.uint8)
-    _merkle_trace(witness, leaf, sib, bits, bit, left, x2, x4, x5, to_montgomery(constants, FR))
-    witness[:, root] = witness[:, x5[-1, 0, -1]]
-    return _r1cs(wires.count, 1, blocks), from_montgomery(witness, FR)
+    return _MerkleWires(wires.count, 1, leaf, sib, bit, left, x2, x4, x5, cur, constants)
 
 
 # ---------------------------------------------------------------------------------------
@@ -390,25 +427,36 @@ def bit_heavy(words: int, rounds: int, seed: int = 0) -> tuple[R1CS, np.ndarray]
     Constraints: bit_heavy_constraints(words, rounds). Every wire but ONE and the 2 *
     words word wires holds a 0 or a 1.
     """
-    if words < 1 or rounds < 1:
-        raise ValueError(f"bit_heavy needs words >= 1 and rounds >= 1, got words {words}, rounds {rounds}")
-    rng = np.random.default_rng(seed)
-    wires = _Wires(n_public=words)
-    words_out = np.arange(1, words + 1, dtype=np.int64)
-    words_in, bits_in = wires.take(words), wires.take(words, WORD_BITS)
-    g, h = wires.take(rounds, words, WORD_BITS), wires.take(rounds, words, WORD_BITS)
-    s = wires.take(rounds, words, WORD_BITS + 1)
-    blocks = _bit_heavy_blocks(words_in, words_out, bits_in, g, h, s)
+    count, wires = _bit_heavy_wires(words, rounds)
+    return _r1cs(count, words, _bit_heavy_blocks(*wires)), bit_heavy_witness(words, rounds, seed)
 
-    values_in = rng.integers(0, 1 << WORD_BITS, size=words, dtype=np.uint64)
+
+def bit_heavy_witness(words: int, rounds: int, seed: int = 0) -> np.ndarray:
+    """bit_heavy(words, rounds, seed)'s witness alone: 32 B per wire and the rounds' bit
+    values (a few bytes per wire), none of the R1CS's ~190 B per wire."""
+    count, (words_in, words_out, bits_in, g, h, s) = _bit_heavy_wires(words, rounds)
+    values_in = np.random.default_rng(seed).integers(0, 1 << WORD_BITS, size=words, dtype=np.uint64)
     bit_values = _bit_heavy_values(values_in, rounds)
-    witness = np.zeros((_N, wires.count), dtype=np.uint32)
+    witness = np.zeros((_N, count), dtype=np.uint32)
     witness[0, ONE_WIRE] = 1
     for ids, values in zip((bits_in, g, h, s), bit_values):
         witness[0, ids.reshape(-1)] = values.reshape(-1)
     witness[0, words_in] = values_in
     witness[0, words_out] = _pack(bit_values[-1][-1, :, :WORD_BITS])
-    return _r1cs(wires.count, words, blocks), witness
+    return witness
+
+
+def _bit_heavy_wires(words: int, rounds: int) -> tuple[int, tuple[np.ndarray, ...]]:
+    """(wire count, (words_in, words_out, bits_in, g, h, s) wire ids as _bit_heavy_blocks
+    takes them)."""
+    if words < 1 or rounds < 1:
+        raise ValueError(f"bit_heavy needs words >= 1 and rounds >= 1, got words {words}, rounds {rounds}")
+    wires = _Wires(n_public=words)
+    words_out = np.arange(1, words + 1, dtype=np.int64)
+    words_in, bits_in = wires.take(words), wires.take(words, WORD_BITS)
+    g, h = wires.take(rounds, words, WORD_BITS), wires.take(rounds, words, WORD_BITS)
+    s = wires.take(rounds, words, WORD_BITS + 1)
+    return wires.count, (words_in, words_out, bits_in, g, h, s)
 
 
 # ---------------------------------------------------------------------------------------
@@ -422,6 +470,7 @@ class _Family:
     n_public: int
     constraints: Callable[[int], int]
     make: Callable[[int, int], tuple[R1CS, np.ndarray]]  # (steps, seed)
+    witness: Callable[[int, int], np.ndarray]  # (steps, seed): make's witness alone
 
     def steps_within(self, budget: int) -> int:
         fixed = self.constraints(0)
@@ -429,11 +478,13 @@ class _Family:
 
 
 _FAMILIES = {
-    "mimc": _Family(2, mimc_constraints, mimc_chain),
+    "mimc": _Family(2, mimc_constraints, mimc_chain, mimc_witness),
     "merkle": _Family(1, lambda depth: merkle_constraints(depth, MERKLE_WIDTH),
-                      lambda depth, seed: merkle_path(depth, MERKLE_WIDTH, seed)),
+                      lambda depth, seed: merkle_path(depth, MERKLE_WIDTH, seed),
+                      lambda depth, seed: merkle_witness(depth, MERKLE_WIDTH, seed)),
     "bit_heavy": _Family(BIT_HEAVY_WORDS, lambda rounds: bit_heavy_constraints(BIT_HEAVY_WORDS, rounds),
-                         lambda rounds, seed: bit_heavy(BIT_HEAVY_WORDS, rounds, seed)),
+                         lambda rounds, seed: bit_heavy(BIT_HEAVY_WORDS, rounds, seed),
+                         lambda rounds, seed: bit_heavy_witness(BIT_HEAVY_WORDS, rounds, seed)),
 }
 CIRCUITS = tuple(_FAMILIES)
 
@@ -445,6 +496,14 @@ def build(name: str, log_constraints: int, seed: int = 0) -> tuple[R1CS, np.ndar
     bit_heavy by rounds over BIT_HEAVY_WORDS words (1568)."""
     family, steps = _family_steps(name, log_constraints)
     return family.make(steps, seed)
+
+
+def witness(name: str, log_constraints: int, seed: int = 0) -> np.ndarray:
+    """``build(name, log_constraints, seed)``'s witness, without building the R1CS (what a
+    partition's synthesis needs: at 2^27 bit_heavy's R1CS is ~25 GB and its build peaks
+    near twice that; the witness is 4.3 GB)."""
+    family, steps = _family_steps(name, log_constraints)
+    return family.witness(steps, seed)
 
 
 def key_shape(name: str, log_constraints: int) -> KeyShape:

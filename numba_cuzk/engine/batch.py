@@ -23,6 +23,8 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
 
+from numba_cuzk import backend
+from numba_cuzk.engine.config import EngineConfig
 from numba_cuzk.engine.engine import Engine
 from numba_cuzk.engine.job import Job, JobFailed, JobResult, PartitionResult, Synthesizer, partition_files
 from numba_cuzk.engine.workload import circuit_key, circuit_partitions
@@ -59,13 +61,25 @@ class Plan:
         self.sources.update((job.name, job.sources) for job in self.jobs)
 
 
-def circuit_jobs(circuit: str, log_constraints: int, jobs: int, partitions: int, gpu: bool | None) -> Plan:
+def circuit_jobs(circuit: str, log_constraints: int, jobs: int, partitions: int, gpu: bool | None,
+                 resident_slots: int | None = None) -> Plan:
     """``jobs`` jobs of ``partitions`` instances of a built-in circuit; the key is an
-    INSECURE local setup (engine.workload.circuit_key)."""
+    INSECURE local setup (engine.workload.circuit_key), left on the GPU for a Prover of
+    ``resident_slots`` slots when that is given (see ``resident_slots``)."""
     work = circuit_partitions(circuit, log_constraints, jobs, partitions)
     plans = [JobPlan(f"job-{j}", parts, [f"{circuit} at 2^{log_constraints}"] * len(parts))
              for j, parts in enumerate(work)]
-    return Plan(plans, partial(circuit_key, circuit, log_constraints, gpu=gpu))
+    return Plan(plans, partial(circuit_key, circuit, log_constraints, gpu=gpu, resident_slots=resident_slots))
+
+
+def resident_slots(config: EngineConfig) -> int | None:
+    """The proof slots a key made on the GPU should be planned for when this machine's
+    engine proves on exactly one GPU (its gpu_workers_per_device + 1); None otherwise (a
+    key resident on one GPU serves no other, and host keys go to every device or worker)."""
+    if config.devices == () or not backend.cuda_available():
+        return None
+    ids = [d["id"] for d in backend.describe_devices()] if config.devices is None else sorted(set(config.devices))
+    return config.gpu_workers_per_device + 1 if ids == [0] else None  # setup makes the key on GPU 0
 
 
 def witness_jobs(zkey: str, witness_dir: str, trusted: bool = False) -> Plan:

@@ -10,11 +10,12 @@ import threading
 
 
 class HostBudget:
-    """``limit_bytes`` of witnesses and ``max_partitions`` partitions in flight. ``peak_bytes``
-    and ``peak_partitions`` are the most ever held at once."""
+    """``limit_bytes`` of witnesses and ``max_partitions`` partitions in flight; ``limit_name``
+    says what sets the limit (for the error of a witness that could never fit).
+    ``peak_bytes`` and ``peak_partitions`` are the most ever held at once."""
 
-    def __init__(self, limit_bytes: int, max_partitions: int) -> None:
-        self.limit_bytes, self.max_partitions = limit_bytes, max_partitions
+    def __init__(self, limit_bytes: int, max_partitions: int, limit_name: str = "the host memory budget") -> None:
+        self.limit_bytes, self.max_partitions, self.limit_name = limit_bytes, max_partitions, limit_name
         self._cond = threading.Condition()
         self._bytes = self._partitions = 0
         self.peak_bytes = self.peak_partitions = 0
@@ -24,7 +25,7 @@ class HostBudget:
         """Wait until ``nbytes`` fit, take them; False if ``cancel`` came first.
         ValueError if they could never fit."""
         if nbytes > self.limit_bytes:
-            raise ValueError(f"a witness of {nbytes} bytes exceeds the host memory budget of {self.limit_bytes} bytes")
+            raise ValueError(f"a witness of {nbytes} bytes exceeds {self.limit_name} of {self.limit_bytes} bytes")
         with self._cond:
             self._cond.wait_for(lambda: self._cancelled or (
                 self._partitions < self.max_partitions and self._bytes + nbytes <= self.limit_bytes))

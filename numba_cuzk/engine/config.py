@@ -48,7 +48,7 @@ class EngineConfig:
         partition, held from synthesis start to its staging (the copy into a device's
         pinned proof slot: gpu_workers_per_device + 1 per key and device); a partition
         waits until its witness fits. None: a quarter of physical memory.
-    device_memory_budget_bytes: proving-key bytes resident per device (gpu.key_bytes);
+    device_memory_budget_bytes: proving-key bytes resident per device (gpu.key_bytes: a Prover's plan);
         least recently used keys are evicted past it. None: no limit.
     timeline_path: where to write the JSONL timeline (numba_cuzk.events); None: none.
     nvml_period_ms: NVML sampling period of the timeline's ``nvml`` events.

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import queue
+import shutil
 import sys
 import threading
 from concurrent.futures import Future
@@ -41,7 +42,7 @@ from numba_cuzk.engine.kernel_trace import KernelTrace
 from numba_cuzk.engine.nvml import NvmlSampler
 from numba_cuzk.engine.ops import proof_ops
 from numba_cuzk.engine.record import Recorder, now_ns
-from numba_cuzk.engine.synthesis import Synthesized, SynthesisPool
+from numba_cuzk.engine.synthesis import SHARED_DIR, Synthesized, SynthesisPool
 from numba_cuzk.events import TimelineWriter
 from numba_cuzk.groth16.witness import validate_witness
 
@@ -54,7 +55,7 @@ class Engine:
         self.devices: list[Device] = open_devices(config.devices, config.gpu_workers_per_device,
                                                   config.device_memory_budget_bytes, config.graphs)
         workers = len(self.devices) * config.gpu_workers_per_device
-        self.budget = HostBudget(config.host_budget(), config.in_flight(workers))
+        self.budget = _host_budget(config, workers)
         self.recorder = Recorder(self._writer())
         self.pool = SynthesisPool(config.synthesis, config.synthesis_workers, config.synthesis_warmup)
         self.assembler = Assembler(config.assembly, len(self.devices))  # ~7.5 ms per partition of ~43 on a GPU
@@ -225,3 +226,16 @@ class Engine:
         why = "its job failed" if part.job.failed else "the engine was closed"
         self.recorder.instant("failed", **part.ids, stage="cancelled", error=f"not started: {why}")
         part.job.cancel(now_ns())
+
+
+def _host_budget(config: EngineConfig, gpu_workers: int) -> HostBudget:
+    """The config's host budget; with synthesis in processes at most the free space of
+    SHARED_DIR, where their witnesses wait until staged (a container's /dev/shm can be
+    far smaller than its memory: 64 MB is Docker's default)."""
+    limit, in_flight = config.host_budget(), config.in_flight(gpu_workers)
+    if config.synthesis == "process":
+        free = shutil.disk_usage(SHARED_DIR).free
+        if free < limit:
+            return HostBudget(free, in_flight, f"the free space of {SHARED_DIR} (witnesses from synthesis processes "
+                                               f"wait there; mount a larger one or use thread synthesis)")
+    return HostBudget(limit, in_flight)

@@ -45,19 +45,23 @@ from numba_cuzk import backend
 from numba_cuzk.engine.job import Partition
 from numba_cuzk.engine.record import Recorder, host_ms_to_ns, now_ns
 from numba_cuzk.groth16.keys import ProvingKey
-from numba_cuzk.groth16.memory import KeyShape, plan_memory
-from numba_cuzk.groth16.prove import STREAM_PHASES, ProofSlot, Prover
+from numba_cuzk.groth16.memory import KeyShape, free_bytes, plan_memory
+from numba_cuzk.groth16.prove import STREAM_PHASES, ProofSlot, Prover, placed_queries
 from numba_cuzk.groth16.timing import ClockAnchor, PhaseTimer
 
 # recorded as intervals of their own (a streamed query's copies overlap the kernels); the other phases are kernels
 INTERVAL_PHASES = {"download", "sync", *STREAM_PHASES}
 
 
-def key_bytes(pk: ProvingKey, slots: int = 1) -> int:
-    """Device bytes of a Prover for ``pk`` with ``slots`` proof slots, every query
-    resident: its memory plan (groth16/memory.py: queries, CSR, MSM and NTT workspaces,
-    work vectors, witness slots, margin)."""
-    return plan_memory(KeyShape.of(pk), None, slots=slots).device_bytes
+def key_bytes(pk: ProvingKey, slots: int = 1, gpu: bool = False) -> int:
+    """Device bytes of a Prover for ``pk`` with ``slots`` proof slots: its memory plan
+    (groth16/memory.py: queries, CSR, MSM and NTT workspaces, work vectors, witness slots,
+    margin), on a GPU the one the Prover will make for the memory free now (a query it
+    streams costs its chunk buffers; one already there, from a resident setup, counts),
+    on the CPU backend every query resident."""
+    if not gpu:
+        return plan_memory(KeyShape.of(pk), None, slots=slots).device_bytes
+    return plan_memory(KeyShape.of(pk), free_bytes(), slots=slots, placed=placed_queries(pk)).device_bytes
 
 
 @dataclass(eq=False)
@@ -124,7 +128,7 @@ class Device:
 
     def _make_resident(self, pk: ProvingKey, recorder: Recorder, ids: dict) -> Resident:
         slots = self.workers + 1
-        need = key_bytes(pk, slots)
+        need = key_bytes(pk, slots, self.gpu)
         if self.budget_bytes is not None and need > self.budget_bytes:
             raise ValueError(f"the proving key needs {need} device bytes, over the budget of {self.budget_bytes}")
         while self.budget_bytes is not None and sum(e.nbytes for e in self.residents.values()) + need > self.budget_bytes:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from numba_cuzk.circuits import build
+from numba_cuzk.circuits import witness
 from numba_cuzk.engine.job import Synthesizer
 
 
@@ -89,8 +89,9 @@ def run_synthesizer(synthesizer: Synthesizer, shared: str | None) -> Synthesized
 
 def circuit_witness(name: str, log_constraints: int, seed: int) -> np.ndarray:
     """A picklable synthesizer for the built-in circuits: instance ``seed`` of circuit
-    ``name`` at 2^log_constraints (circuits.build; every seed shares one R1CS)."""
-    return build(name, log_constraints, seed)[1]
+    ``name`` at 2^log_constraints (circuits.witness; every seed shares one R1CS, which
+    synthesis does not build)."""
+    return witness(name, log_constraints, seed)
 
 
 def _init_process_worker(numba_threads: int, warmup: Synthesizer | None, started) -> None:

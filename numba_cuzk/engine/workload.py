@@ -1,5 +1,6 @@
 """Built-in workloads for ``numba-cuzk run`` (engine/batch.py) and bench/engine.py: a
-proving key and the partitions' synthesizers of a built-in circuit."""
+proving key and the partitions' synthesizers of a built-in circuit, and a synthesis
+warm-up small enough to run in every worker at once."""
 
 from __future__ import annotations
 
@@ -12,11 +13,25 @@ from numba_cuzk.groth16.keys import ProvingKey
 from numba_cuzk.groth16.setup import setup
 
 
-def circuit_key(circuit: str, log_constraints: int, gpu: bool | None = None) -> ProvingKey:
+WARMUP_LOG = 12  # the warm-up's size: every family fits 2^12, and Numba compiles per type, not size
+
+
+def circuit_key(circuit: str, log_constraints: int, gpu: bool | None = None,
+                resident_slots: int | None = None) -> ProvingKey:
     """An INSECURE local setup of built-in ``circuit`` at 2^log_constraints (every seed of
-    it shares this key; groth16/setup.py)."""
+    it shares this key; groth16/setup.py). ``resident_slots``: the key stays on the
+    current GPU (setup(resident=True)), planned for a Prover of that many proof slots."""
     r1cs, _ = build(circuit, log_constraints, seed=0)
-    return setup(r1cs, gpu=gpu)
+    if resident_slots is None:
+        return setup(r1cs, gpu=gpu)
+    return setup(r1cs, gpu=gpu, resident=True, slots=resident_slots)
+
+
+def circuit_warmup(circuit: str) -> Synthesizer:
+    """A synthesizer of ``circuit`` at 2^WARMUP_LOG: it compiles what a partition's
+    synthesis compiles, and every worker runs it at once (at 2^27 a partition's witness
+    alone is 4.3 GB)."""
+    return partial(circuit_witness, circuit, WARMUP_LOG, 0)
 
 
 def circuit_partitions(circuit: str, log_constraints: int, jobs: int, partitions: int) -> list[list[Synthesizer]]:

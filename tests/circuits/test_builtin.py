@@ -244,3 +244,28 @@ def test_seeds_are_instances_of_one_r1cs(name):
     for m1, m2 in ((r1.a, r2.a), (r1.b, r2.b), (r1.c, r2.c)):
         assert all(np.array_equal(getattr(m1, f), getattr(m2, f)) for f in ("indptr", "indices", "values"))
     check_witness(r1, w2)
+
+
+@pytest.mark.parametrize("name", circuits.CIRCUITS)
+def test_witness_alone_is_the_builds_witness(name):
+    """circuits.witness (a partition's synthesis) gives build's witness for every seed."""
+    k = 12 if name == "bit_heavy" else 8
+    for seed in (0, 3):
+        assert np.array_equal(circuits.witness(name, k, seed), circuits.build(name, k, seed)[1])
+
+
+def test_witness_alone_does_not_build_the_r1cs():
+    """bit_heavy's R1CS is ~6x its witness: a synthesis that built it would peak far above
+    the witness (numpy's allocations are traced)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        w = circuits.witness("bit_heavy", 16, seed=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    r1cs, _ = circuits.build("bit_heavy", 16, seed=1)
+    r1cs_bytes = sum(x.nbytes for m in (r1cs.a, r1cs.b, r1cs.c) for x in (m.indptr, m.indices, m.values))
+    assert r1cs_bytes > 5 * w.nbytes
+    assert peak < 2 * w.nbytes, f"synthesis peaked at {peak} B for a {w.nbytes} B witness"

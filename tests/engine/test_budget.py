@@ -36,3 +36,27 @@ def test_waits_for_bytes_and_count():
 def test_refuses_what_can_never_fit():
     with pytest.raises(ValueError, match="exceeds the host memory budget of 100 bytes"):
         HostBudget(100, 1).acquire(101)
+
+
+def test_process_synthesis_is_bounded_by_the_shared_folders_free_space(monkeypatch):
+    """Witnesses of synthesis processes wait in SHARED_DIR (/dev/shm) until staged: a
+    folder with less free space than the budget bounds them, and a witness that cannot
+    fit there is refused naming the folder (a container's /dev/shm can be 64 MB)."""
+    import shutil
+    from collections import namedtuple
+
+    from numba_cuzk.engine import engine as engine_module
+    from numba_cuzk.engine.config import EngineConfig
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(1000, 0, 1000))
+    config = EngineConfig(host_memory_budget_bytes=10**6)
+    small = engine_module._host_budget(config, 2)
+    assert small.limit_bytes == 1000
+    with pytest.raises(ValueError, match=f"exceeds the free space of {engine_module.SHARED_DIR}"):
+        small.acquire(2000)
+    from dataclasses import replace
+
+    assert engine_module._host_budget(replace(config, synthesis="thread"), 2).limit_bytes == 10**6
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**7, 0, 10**7))
+    assert engine_module._host_budget(config, 2).limit_bytes == 10**6

@@ -62,3 +62,24 @@ def test_kernel_trace_on_the_gpu(tmp_path):
     (d,) = steady.devices
     assert 0 < d.kernel_busy_pct <= d.busy_pct + 1 and d.outside_phases_pct < 1, d
     assert steady.phases and all(p.launches > 0 and p.kernel_ms <= p.device_ms + SLACK_MS for p in steady.phases)
+
+
+def test_engine_proves_with_a_key_resident_on_its_gpu(tmp_path):
+    """A key set up on the GPU (setup(resident=True), planned for the engine's slots) is
+    adopted by the engine's Prover as it is: its queries are the Prover's bases, no copy,
+    and every partition's proof verifies."""
+    from numba_cuzk.engine.batch import resident_slots
+    from numba_cuzk.field.target import is_device_array
+    from numba_cuzk.groth16 import memory
+
+    config = EngineConfig(devices=(0,), synthesis_workers=2, gpu_workers_per_device=2, timeline_path=tmp_path / "t")
+    assert resident_slots(config) == 3
+    pk = circuit_key("bit_heavy", 12, gpu=True, resident_slots=3)
+    assert all(is_device_array(getattr(pk, field)) for field, _ in memory.QUERIES.values())
+    (work,) = circuit_partitions("bit_heavy", 12, 1, 5)
+    with Engine(config) as engine:
+        result = engine.submit(Job(pk, work)).result(timeout=COMPILE_S)
+        (device,) = engine.devices
+        prover = next(iter(device.residents.values())).prover
+    assert all(verifies(pk, p) for p in result.partitions)
+    assert all(prover.bases[q].points is getattr(pk, field) for q, (field, _) in memory.QUERIES.items())

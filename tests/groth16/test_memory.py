@@ -297,3 +297,38 @@ def test_resident_setup_leaves_the_queries_where_the_prover_uses_them(tmp_path):
     assert pairing.verify(pk.verifying_key, prover.public_inputs(witness), prover.prove(witness))
     with pytest.raises(ValueError, match="no GPU|none here"):
         setup(r1cs, gpu=False, resident=True)
+
+
+def test_resident_setup_places_the_queries_as_a_provers_plan_for_its_slots():
+    """setup(resident=True, slots=k) decides where each query goes by a k-slot Prover's
+    plan: a budget that holds three slots of bit_heavy 2^20 only with B2 streamed, but
+    every query beside one slot, sends B2 to pinned host memory for slots=3 and keeps it
+    on the device for slots=1 (the engine's Prover has gpu_workers + 1 slots). Chunks of
+    ~0.63 n points: streaming saves less than two more slots (64 B per wire) cost."""
+    from numba_cuzk.groth16.setup import _places
+
+    shape, chunk = key_shape("bit_heavy", 20), 5 << 17
+    budget = plan_with(shape, ("b2",), slots=3, chunk=chunk).device_bytes
+    assert plan_with(shape, (), slots=3).device_bytes > budget >= plan_with(shape, (), slots=1).device_bytes
+    places = {k: _places(shape, True, budget=budget, chunk=chunk, streamed=None, slots=k) for k in (1, 3)}
+    assert places[1] == dict.fromkeys(memory.QUERIES, "device")
+    assert places[3] == {**dict.fromkeys(memory.QUERIES, "device"), "b2": "pinned"}
+
+
+def test_a_key_is_left_on_the_gpu_only_for_an_engine_on_gpu_0_alone(monkeypatch):
+    from numba_cuzk import backend
+    from numba_cuzk.engine import EngineConfig
+    from numba_cuzk.engine.batch import resident_slots
+
+    monkeypatch.setattr(backend, "cuda_available", lambda: True)
+    gpus = [{"id": 0}]
+    monkeypatch.setattr(backend, "describe_devices", lambda: gpus)
+    assert resident_slots(EngineConfig(gpu_workers_per_device=2)) == 3
+    assert resident_slots(EngineConfig(devices=(0,), gpu_workers_per_device=1)) == 2
+    assert resident_slots(EngineConfig(devices=())) is None  # the CPU backend
+    assert resident_slots(EngineConfig(devices=(1,))) is None  # setup makes the key on GPU 0
+    gpus.append({"id": 1})
+    assert resident_slots(EngineConfig()) is None  # every visible GPU: host keys
+    assert resident_slots(EngineConfig(devices=(0,))) == 3
+    monkeypatch.setattr(backend, "cuda_available", lambda: False)
+    assert resident_slots(EngineConfig(devices=(0,))) is None
