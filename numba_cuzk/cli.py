@@ -561,7 +561,8 @@ def _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, tru
             return plan, plan.key()
     plan = batch.circuit_jobs(circuit, log_constraints, jobs, partitions or 10, gpu=False if cpu else None,
                               resident_slots=slots)
-    with status(f"INSECURE local setup of {circuit} at 2^{log_constraints}" + ("" if slots is None else ", on the GPU")):
+    where = "" if slots is None else ", left on the GPU"
+    with status(f"INSECURE local setup of {circuit} at 2^{log_constraints}{where}"):
         return plan, plan.key()
 
 

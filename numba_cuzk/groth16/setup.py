@@ -62,10 +62,11 @@ def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None,
     """An insecure ProvingKey for ``r1cs`` (see the module docstring). ``toxic`` fixes
     alpha, beta, gamma, delta, tau (tests); otherwise they come from ``secrets``.
     ``resident`` (GPU only): the queries stay on this device, those that the memory plan
-    for the device memory free (at most ``memory_budget`` bytes; ``chunk``, ``streamed`` and
-    ``slots`` as the Prover's: the engine's has gpu_workers + 1) streams in pinned host memory; memory.KeyTooLarge, before any work,
-    if no plan fits. ``steps_ms`` gets the wall ms of each step: scalars (the field work
-    on the host), each query by name (a, b1, b2, c, h), ic and coefficients."""
+    for the device memory free (at most ``memory_budget`` bytes; ``chunk``, ``streamed``
+    and ``slots`` as the Prover's: the engine's has gpu_workers + 1) streams in pinned
+    host memory; memory.KeyTooLarge, before any work, if no plan fits. ``steps_ms`` gets
+    the wall ms of each step: scalars (the field work on the host), each query by name
+    (a, b1, b2, c, h), ic and coefficients."""
     r1cs.check()
     gpu = backend.cuda_available() if gpu is None else gpu
     if resident and not gpu:
