@@ -13,6 +13,7 @@ row at 32 terms), and A·w + B·w are ~5% of a proof's device time.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import cuda, prange
 
@@ -73,8 +74,36 @@ def csr_matvec(out, indptr, indices, values, witness, coefficients_montgomery: b
 
 def to_csr(rows: int, row_of: np.ndarray, col: np.ndarray, values: np.ndarray):
     """Entries (row_of[k], col[k], values[:, k]) -> (indptr, indices, values) sorted by row
-    (stable: a row keeps its entries' order)."""
-    order = np.argsort(row_of, kind="stable")
+    (stable: a row keeps its entries' order); row_of (nnz,) int64 < rows, col (nnz,)
+    integers, values (8, nnz) uint32. A counting sort on all cores (_place_by_row): a
+    stable argsort and two gathers were one core's work, ~1 s per 10^7 random entries."""
+    nnz = int(row_of.shape[0])
     indptr = np.zeros(rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(row_of, minlength=rows)[:rows], out=indptr[1:])
-    return indptr, np.ascontiguousarray(col[order].astype(np.uint32)), np.ascontiguousarray(values[:, order])
+    # jobs of about equal entries, each owning a run of rows
+    jobs = max(1, min(numba.get_num_threads(), rows))
+    bounds = np.searchsorted(indptr, np.linspace(0, nnz, jobs + 1)).astype(np.int64)
+    bounds[0], bounds[-1] = 0, rows
+    indices = np.empty(nnz, dtype=np.uint32)
+    out = np.empty((values.shape[0], nnz), dtype=np.uint32)
+    if nnz:
+        _place_by_row(indices, out, indptr[:-1].copy(), np.maximum.accumulate(bounds), row_of, col, values)
+    return indptr, indices, out
+
+
+@cpu_kernel(symbols=False, parallel=True)
+def _place_by_row(indices, out, next_slot, bounds, row_of, col, values):
+    """Job j owns rows [bounds[j], bounds[j + 1]) and scans every entry in order, writing
+    its own rows' entries to their next slots: stable, and no two jobs write one slot.
+    Each job reads all of row_of (8 B per entry); the writes are the sort's only random
+    accesses."""
+    for job in prange(bounds.shape[0] - 1):
+        low, high = bounds[job], bounds[job + 1]
+        for k in range(row_of.shape[0]):
+            row = row_of[k]
+            if low <= row < high:
+                slot = next_slot[row]
+                next_slot[row] = slot + 1
+                indices[slot] = col[k]
+                for limb in range(values.shape[0]):
+                    out[limb, slot] = values[limb, k]

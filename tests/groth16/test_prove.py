@@ -7,6 +7,8 @@ must fail when any point, or the public input, is changed.
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numba import cuda
 
 from numba_cuzk.curve.layout import limbs_to_points
@@ -153,6 +155,22 @@ def test_bad_witnesses_are_refused(cube):
     one[:, 0] = 0
     with pytest.raises(ValueError, match="wire 0"):
         prover.prove(one)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 300), st.integers(0, 2**32 - 1))
+def test_to_csr_is_a_stable_sort_by_row(rows, nnz, seed):
+    """The parallel counting sort against numpy's stable argsort, on fresh random
+    entries: every row's entries in their original order, rows that have none, a row
+    that holds them all (rows = 1)."""
+    rng = np.random.default_rng(seed)
+    row_of = rng.integers(0, rows, nnz).astype(np.int64)
+    cols = rng.integers(0, 1 << 32, nnz, dtype=np.uint32)
+    values = rng.integers(0, 1 << 32, (8, nnz), dtype=np.uint32)
+    indptr, indices, vals = to_csr(rows, row_of, cols, values)
+    order = np.argsort(row_of, kind="stable")
+    assert np.array_equal(indptr, np.concatenate([[0], np.cumsum(np.bincount(row_of, minlength=rows))]))
+    assert np.array_equal(indices, cols[order]) and np.array_equal(vals, values[:, order])
 
 
 @pytest.mark.gpu
