@@ -87,7 +87,7 @@ def to_csr(rows: int, row_of: np.ndarray, col: np.ndarray, values: np.ndarray):
     indices = np.empty(nnz, dtype=np.uint32)
     out = np.empty((values.shape[0], nnz), dtype=np.uint32)
     if nnz:
-        _place_by_row(indices, out, indptr[:-1].copy(), np.maximum.accumulate(bounds), row_of, col, values)
+        _place_by_row(indices, out, indptr[:-1].copy(), bounds, row_of, col, values)
     return indptr, indices, out
 
 
