@@ -22,7 +22,9 @@ def circuit_key(circuit: str, log_constraints: int, gpu: bool | None = None,
     it shares this key; groth16/setup.py). ``resident_slots``: the key stays on the
     current GPU (setup(resident=True)), planned for a Prover of that many proof slots."""
     r1cs, _ = build(circuit, log_constraints, seed=0)
-    return setup(r1cs, gpu=gpu, resident=resident_slots is not None, slots=resident_slots or 1)
+    if resident_slots is None:
+        return setup(r1cs, gpu=gpu)
+    return setup(r1cs, gpu=gpu, resident=True, slots=resident_slots)
 
 
 def circuit_warmup(circuit: str) -> Synthesizer:
