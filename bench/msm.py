@@ -4,8 +4,9 @@ on all CPU cores and against a floor from the bucket-addition rate measured in t
 Records (bench/results/msm-<date>.json, ms): msm_g1_logK (bases resident, scalars already
 on the device; device time: the kernels up to the window sums, without the host's Horner
 combination), msm_g1_logK_upload (wall time of the whole call as sppark's anchor in issue 5
-counts it: scalars copied from pageable host memory, the kernels, the window sums'
-download and the host combination, to_point; sppark's figure includes its host-side
+counts it: scalars handed over in pageable host memory (msm stages them through pinned
+buffers: msm/staging.py), the kernels, the window sums' download and the host
+combination, to_point; sppark's figure includes its host-side
 window sum too; params host_combine_ms: to_point alone on downloaded sums),
 msm_g1_logK_bits (90% of the scalars in {0, 1}), msm_g2_logK; msm_g1_add_rate /
 msm_g2_add_rate (G adds/s: the accumulate kernel on perfectly balanced buckets of 32

@@ -69,11 +69,12 @@ def _check(curve_name: str, gpu: bool) -> None:
     from numba import cuda
 
     from numba_cuzk.curve import kernels
+    from numba_cuzk.curve.point_major import point_major
 
     curve = _curve(curve_name)
     points = _generator_points(curve, _POINTS)
-    if gpu:
-        kernels.check(cuda.device_array(_POINTS, dtype=np.uint8), cuda.to_device(points), curve)
+    if gpu:  # a device key is point-major, as the Prover's copy is
+        kernels.check(cuda.device_array(_POINTS, dtype=np.uint8), cuda.to_device(point_major(points)), curve)
     else:
         kernels.check(np.empty(_POINTS, dtype=np.uint8), points, curve)
 
@@ -112,14 +113,19 @@ def _prove(gpu: bool) -> None:
 
 def _codec() -> None:
     """field/codec's CPU kernels, which run from KERNEL_MIN elements on (a large witness's
-    check, a large key's Montgomery conversions): nothing tiny reaches them."""
+    check, a large key's Montgomery conversions), the point-major copy of a large key's
+    upload, and the staging of host scalars (msm/staging.py): nothing tiny reaches them."""
+    from numba_cuzk.curve.point_major import point_major
     from numba_cuzk.field import codec
     from numba_cuzk.field.params import FQ, FR
+    from numba_cuzk.msm.staging import copy_words
 
     for params in (FR, FQ):
         limbs = codec.to_limbs([1] * codec.KERNEL_MIN, params)
         codec.from_montgomery(codec.to_montgomery(limbs, params), params)
         codec.first_noncanonical(limbs, params, out=np.empty_like(limbs))
+    point_major(np.zeros((24, codec.KERNEL_MIN), dtype=np.uint32))  # a large key's upload
+    copy_words(np.empty(8, np.uint32), np.zeros(8, np.uint32), 0, 8)  # host scalars' staging
 
 
 def _only(kernels: frozenset[str], fn: Callable, *args) -> None:

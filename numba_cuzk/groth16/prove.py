@@ -162,9 +162,10 @@ class Prover:
             lambda shape: np.empty(shape, dtype=np.uint32))
         self.bases = {name: self._bases(getattr(pk, field), curve, name in self.memory.streamed)
                       for name, (field, curve) in memory.QUERIES.items()}
-        for name, (field, curve) in memory.QUERIES.items():  # an untrusted key's points, on this copy
-            if field in pk.unchecked:  # (a streamed query's in host memory, on all CPU cores)
-                check_points(self.bases[name].points, curve, pk.unchecked[field], stream=self.stream)
+        for name, (field, curve) in memory.QUERIES.items():  # an untrusted key's points: on the GPU's copy,
+            if field in pk.unchecked:  # a streamed query's in the key's host memory, on all CPU cores
+                points = getattr(pk, field) if name in self.memory.streamed else self.bases[name].points
+                check_points(points, curve, pk.unchecked[field], stream=self.stream)
         self.csr = [tuple(place(x) for x in _matrix_csr(pk, m)) for m in (0, 1)]
         self.workspaces = {c.name: Workspace(c, self.memory.msm_plans[c.name], host_scalars=False)
                            for c in (G1, G2)} if self.gpu else {}
@@ -189,7 +190,7 @@ class Prover:
         if not self.gpu:
             return host_bases(points.copy_to_host() if is_device_array(points) else points, curve)
         if streamed:
-            return StreamedBases(np.ascontiguousarray(points), curve, self.memory.chunk)
+            return StreamedBases(points, curve, self.memory.chunk)
         return upload_bases(points, curve, stream=self.stream)
 
     def _result_shape(self, name: str, curve) -> tuple[int, ...]:

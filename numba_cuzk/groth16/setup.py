@@ -36,6 +36,7 @@ from numba_cuzk import backend
 from numba_cuzk.curve.fixed_base import fixed_base_mul, fixed_base_table
 from numba_cuzk.curve.layout import limbs_to_points
 from numba_cuzk.curve.params import G1, G2, CurveParams
+from numba_cuzk.curve.point_major import point_major
 from numba_cuzk.curve.reference import g1, g2
 from numba_cuzk.field import kernels as fk
 from numba_cuzk.field.codec import to_limbs, to_montgomery
@@ -181,7 +182,8 @@ def _coefficients(a: SparseMatrix, b: SparseMatrix) -> Coefficients:
 
 class _FixedBase:
     """Montgomery scalars -> affine multiples of a curve's generator, (2L, k) uint32 where
-    asked: "host" (numpy), "pinned" (pinned numpy) or "device" (a device array, GPU only)."""
+    asked: "host" (numpy), "pinned" (pinned numpy) or "device" (a device array, GPU only);
+    pinned and device ones point-major, as the MSM reads them (curve/point_major.py)."""
 
     def __init__(self, gpu: bool) -> None:
         self.gpu = gpu
@@ -197,11 +199,15 @@ class _FixedBase:
                                   montgomery=True)
         out = cuda.device_array(shape, dtype=np.uint32)
         fixed_base_mul(out, cuda.to_device(np.ascontiguousarray(scalars)), table, curve, montgomery=True)
+        memory.flush_deferred_frees()  # the scalars' and fixed_base_mul's scratch (2x out), before the next copy
+        if place != "host":  # the MSM's order (curve/point_major.py): 2x out, below the scratch's 3x
+            out = point_major(out)
+            memory.flush_deferred_frees()
         if place != "device":
-            host = cuda.pinned_array(shape, dtype=np.uint32) if place == "pinned" else np.empty(shape, np.uint32)
+            host = cuda.pinned_array(shape, dtype=np.uint32, order="F") if place == "pinned" else np.empty(
+                shape, np.uint32)
             out.copy_to_host(host)
             out = host
-        memory.flush_deferred_frees()  # the scalars' and fixed_base_mul's scratch (2x out), before the next query
         return out
 
 

@@ -5,11 +5,14 @@
 
 - ``bases``: a ``Bases`` (``upload_bases`` puts a curve's affine points on the GPU once,
   for many MSMs) or a bare (2L, m) uint32 array of affine points in the curve layout
-  (Montgomery coordinates, identity = (0, 0); L = 12 for G1, 24 for G2).
+  (Montgomery coordinates, identity = (0, 0); L = 12 for G1, 24 for G2). The kernels
+  read device bases point-major (Fortran order, curve/point_major.py); C-ordered device
+  bases are reordered into a copy first, on every call.
 - ``scalars``: (8, n) uint32 Fr elements, n <= m (the first n bases are used), canonical
   (default) or Montgomery form (``montgomery=True``: each scalar is multiplied by R^-1).
   Scalars >= r are reduced mod r (k and k mod r give the same point on the subgroup).
-- Device bases run on the GPU; host scalars are then copied into the workspace first.
+- Device bases run on the GPU; host scalars are then copied into the workspace first,
+  through pinned memory (staging.py).
   numpy bases run on the CPU backend (cpu.py); device scalars are then copied to the host.
 - Result: a ``WindowSums`` (curve, c, sums): the MSM is sum_w 2^(c w) sums[:, w], where
   ``sums`` is (4L, windows) uint32, one XYZZ point (X, Y, ZZ, ZZZ) per window in the curve
@@ -62,6 +65,7 @@ from numba import cuda
 
 from numba_cuzk.curve.ark import from_ark, scalar, to_ark
 from numba_cuzk.curve.params import G1, G2, CurveParams
+from numba_cuzk.curve.point_major import is_point_major, point_major
 from numba_cuzk.curve.reference import g1, g2
 from numba_cuzk.field import codec
 from numba_cuzk.field.params import FQ, FR
@@ -69,6 +73,7 @@ from numba_cuzk.field.target import fill_zero, is_device_array
 from numba_cuzk.msm import kernels as K
 from numba_cuzk.msm.cpu import cpu_msm
 from numba_cuzk.msm.plan import Plan, make_plan
+from numba_cuzk.msm.staging import stage
 
 
 @dataclass(frozen=True)
@@ -106,11 +111,14 @@ class Bases:
 
 
 def upload_bases(points, curve: CurveParams, stream=None) -> Bases:
-    """Affine (2L, m) uint32 points -> ``Bases`` on the GPU (a device array is kept as is)."""
+    """Affine (2L, m) uint32 points -> ``Bases`` on the GPU, point-major (curve/point_major.py:
+    the accumulation's random gathers read 3 sectors per G1 base instead of 24): a host
+    array is reordered on the host and copied, a device array in C order is reordered
+    into a new one (its own memory again, once), a point-major device array kept as is."""
     _check_points(points, curve)
     if not is_device_array(points):
-        points = cuda.to_device(np.ascontiguousarray(points), stream=stream or 0)
-    return Bases(curve, points)
+        return Bases(curve, cuda.to_device(point_major(points), stream=stream or 0))
+    return Bases(curve, point_major(points, stream=stream))
 
 
 def host_bases(points, curve: CurveParams) -> Bases:
@@ -221,6 +229,8 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
         bases = Bases(curve, bases)
     curve = bases.curve
     _check_points(bases.points, curve)
+    if bases.on_device and not is_point_major(bases.points):  # a copy per call: upload_bases keeps one
+        bases = Bases(curve, point_major(bases.points, stream=stream))
     n = _check_scalars(scalars, bases.count)
     plan = make_plan(n, window, chunk, segment) if workspace is None else _workspace_plan(workspace, curve, n, (
         window, chunk, segment))
@@ -247,7 +257,7 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
     if not is_device_array(scalars):
         if ws.scalars is None or n != plan.n:
             raise ValueError(f"msm: host scalars need a workspace with a scalar buffer for exactly {n}")
-        ws.scalars.copy_to_device(np.ascontiguousarray(scalars), stream=stream)
+        stage(ws.scalars, scalars, stream)  # through pinned memory, on all cores
         scalars = ws.scalars
     if n < plan.n:
         fill_zero(ws.kinds[n:], stream)  # accumulate's 0/1 path reads kinds up to plan.n

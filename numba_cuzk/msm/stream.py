@@ -13,11 +13,11 @@ Double buffering, two device buffers of (2L, chunk) and two events per buffer:
 ``uploaded[b]`` (copy stream, after chunk k's copy into buffer b = k mod 2) and
 ``freed[b]`` (compute stream, after chunk k's MSM). The compute stream waits for
 uploaded[b] before chunk k's MSM, the copy stream for freed[b] before copying chunk k + 2:
-chunk k + 1 uploads while chunk k computes. A chunk is 2L row copies (the layout is
-limb-major: a chunk's columns are 2L runs of ``chunk`` words), ~10 us of host time each.
+chunk k + 1 uploads while chunk k computes. The host points are point-major
+(curve/point_major.py, as the MSM reads its bases), so a chunk is one contiguous copy.
 The copy of a chunk of G2 points takes ~chunk * 192 B / 52.8 GB/s on the H200 (pinned:
-~61 ms at 2^24), about what its MSM takes there (msm_b2 was 295 ms for 2^26 mostly-0/1
-scalars resident: ~74 ms per 2^24), so the copies can hide behind the MSMs (not measured).
+~61 ms at 2^24), about what its MSM takes there; at 2^27 (44f3206) stream_b2's copies,
+468 ms, overlapped msm_b2's 890 ms.
 
 ``transfer`` (optional): a callable giving a context manager that brackets each chunk's
 copy launches with events on the copy stream (the prover's PhaseTimer.phase), so that a
@@ -34,6 +34,7 @@ from numba import config, cuda
 from numba.cuda.cudadrv import driver
 
 from numba_cuzk.curve.params import CurveParams
+from numba_cuzk.curve.point_major import is_point_major, point_major
 from numba_cuzk.field.target import sync_event
 from numba_cuzk.msm.pippenger import Bases, Workspace, WindowSums, _check_points, msm
 
@@ -48,16 +49,20 @@ def _page_locked(points: np.ndarray) -> bool:
 
 
 class StreamedBases:
-    """``points`` ((2L, m) uint32 affine, host, C-contiguous: pinned in place unless
-    already pinned, not copied) streamed through two device buffers of ``chunk`` =
-    min(chunk, m) points each (one if m <= chunk), in ``parts`` = ceil(m / chunk) chunks."""
+    """``points`` ((2L, m) uint32 affine, host) streamed through two device buffers of
+    ``chunk`` = min(chunk, m) points each (one if m <= chunk), in ``parts`` =
+    ceil(m / chunk) chunks. Point-major points (setup's streamed queries) are pinned in
+    place unless already pinned, not copied; C-ordered ones are copied once into pinned
+    point-major memory (as much host memory again)."""
 
     def __init__(self, points: np.ndarray, curve: CurveParams, chunk: int) -> None:
         _check_points(points, curve)
-        if not isinstance(points, np.ndarray) or not points.flags.c_contiguous:
-            raise ValueError("streamed bases must be a C-contiguous host array (they are pinned in place)")
+        if not isinstance(points, np.ndarray):
+            raise ValueError("streamed bases must be a host array (they are pinned)")
         if chunk < 1:
             raise ValueError(f"chunk must be >= 1 point, got {chunk}")
+        if not is_point_major(points):
+            points = point_major(points, out=cuda.pinned_array(points.shape, dtype=np.uint32, order="F"))
         self.curve, self.points = curve, points
         self.count = int(points.shape[1])
         self.chunk = max(1, min(chunk, self.count))  # points per buffer
@@ -65,7 +70,8 @@ class StreamedBases:
         self._pin = None if config.ENABLE_CUDASIM or not points.size or _page_locked(points) else (
             cuda.current_context().mempin(points, points.ctypes.data, points.nbytes))  # held: locked while self lives
         buffers = min(2, self.parts)
-        self.buffers = [cuda.device_array((2 * curve.limbs, self.chunk), dtype=np.uint32) for _ in range(buffers)]
+        self.buffers = [cuda.device_array((2 * curve.limbs, self.chunk), dtype=np.uint32, order="F")
+                        for _ in range(buffers)]
         self.uploaded = [sync_event() for _ in range(buffers)]
         self.freed = [sync_event() for _ in range(buffers)]
         self._next = 0  # the next chunk to upload in the current pass
@@ -112,9 +118,8 @@ class StreamedBases:
         lo, hi = p * self.chunk, min((p + 1) * self.chunk, self.count)
         self.freed[b].wait(copy_stream)
         with (transfer or nullcontext)():
-            buffer = self.buffers[b]
-            for row in range(self.points.shape[0] if hi > lo else 0):
-                buffer[row, :hi - lo].copy_to_device(self.points[row, lo:hi], stream=copy_stream)
+            if hi > lo:
+                self.buffers[b][:, :hi - lo].copy_to_device(self.points[:, lo:hi], stream=copy_stream)
         self.uploaded[b].record(copy_stream)
         self._next = p + 1
 

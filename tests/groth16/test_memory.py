@@ -275,6 +275,7 @@ def test_resident_setup_leaves_the_queries_where_the_prover_uses_them(tmp_path):
     arrays, except B2, streamed (forced, as at this size streaming saves nothing), which
     goes to pinned host memory; the key equals the CPU setup's with the same toxic waste
     (its zkey bytes), and a Prover adopts the device queries (no upload) and proves."""
+    from numba_cuzk.curve.point_major import is_point_major
     from numba_cuzk.field.target import is_device_array
     from numba_cuzk.groth16.formats import write_zkey
     from numba_cuzk.groth16.prove import Prover
@@ -287,6 +288,7 @@ def test_resident_setup_leaves_the_queries_where_the_prover_uses_them(tmp_path):
     pk = setup(r1cs, gpu=True, toxic=TOXIC, resident=True, memory_budget=budget, chunk=2, streamed=("b2",))
     on_device = {q: is_device_array(getattr(pk, field)) for q, (field, _) in memory.QUERIES.items()}
     assert on_device == {"a": True, "b1": True, "b2": False, "c": True, "h": True}
+    assert all(is_point_major(getattr(pk, field)) for field, _ in memory.QUERIES.values())  # as the MSM reads
     write_zkey(tmp_path / "host.zkey", host)
     write_zkey(tmp_path / "resident.zkey", pk)
     assert (tmp_path / "resident.zkey").read_bytes() == (tmp_path / "host.zkey").read_bytes()

@@ -13,6 +13,7 @@ from numba import cuda
 
 from numba_cuzk.curve import layout
 from numba_cuzk.curve.params import G1, G2
+from numba_cuzk.curve.point_major import is_point_major
 from numba_cuzk.msm import Workspace, msm, reference as ref, to_point, upload_bases
 from numba_cuzk.msm.plan import make_plan
 from numba_cuzk.msm.stream import StreamedBases
@@ -88,8 +89,8 @@ def test_refusals():
         msm(upload_bases(limbs, G1), cuda.to_device(inputs.scalar_limbs([1])), workspace=small, window=3)
     with pytest.raises(ValueError, match="host scalars need a workspace"):
         msm(upload_bases(limbs, G1), inputs.scalar_limbs([1]), workspace=small)
-    with pytest.raises(ValueError, match="C-contiguous host array"):
-        StreamedBases(limbs[:, ::2], G1, 2)
+    with pytest.raises(ValueError, match="must be a host array"):
+        StreamedBases(cuda.to_device(limbs), G1, 2)
     streamed = StreamedBases(limbs, G1, 2)
     with pytest.raises(ValueError, match="3 scalars for 4 streamed bases"):
         streamed.msm(cuda.to_device(inputs.scalar_limbs([1, 2, 3])), small, None, 0, 0)
@@ -114,3 +115,14 @@ def test_streamed_g2_log20_on_device():
     for _ in range(2):
         streamed.prefetch(copy)
         assert to_point(streamed.msm(scalars, workspace, out, stream, copy)) == resident
+
+
+def test_streamed_bases_are_point_major():
+    """A point-major host array streams as is (pinned in place); a C-ordered one through a
+    point-major copy; each chunk is then one contiguous copy."""
+    limbs = layout.points_to_limbs(inputs.multiples(G1, 6, random.Random(36)), G1)
+    major = np.asfortranarray(limbs)
+    assert StreamedBases(major, G1, 4).points is major
+    copied = StreamedBases(limbs, G1, 4).points
+    assert copied.flags.f_contiguous and np.array_equal(copied, limbs)
+    assert is_point_major(upload_bases(limbs, G1).points)
