@@ -35,6 +35,7 @@ staging           interval job partition device                                 
 alloc             interval device bytes                             job partition   a key made resident, warm-up
 sync              interval device                                   job partition   host in a synchronize
 kernel            device   job partition device phase               fr_muls fq_muls one kernel phase
+transfer          device   job partition device phase                               a streamed query's copies
 download          interval job partition device                                     results to the host
 epilogue          interval job partition device in_lock                             proof assembly (CPU)
 done              instant  job partition                                            proof written
@@ -129,6 +130,7 @@ EVENTS: dict[str, EventSpec] = {
     "alloc": EventSpec(INTERVAL, ("device", "bytes"), _PART),
     "sync": EventSpec(INTERVAL, ("device",), _PART),
     "kernel": EventSpec(DEVICE, (*_PART, "device", "phase"), ("fr_muls", "fq_muls")),
+    "transfer": EventSpec(DEVICE, (*_PART, "device", "phase")),
     "download": EventSpec(INTERVAL, (*_PART, "device")),
     "epilogue": EventSpec(INTERVAL, (*_PART, "device", "in_lock")),
     "done": EventSpec(INSTANT, _PART),

@@ -50,7 +50,7 @@ from numba_cuzk.groth16.prove import STREAM_PHASES, ProofSlot, Prover, placed_qu
 from numba_cuzk.groth16.timing import ClockAnchor, PhaseTimer
 
 # recorded as intervals of their own (a streamed query's copies overlap the kernels); the other phases are kernels
-INTERVAL_PHASES = {"download", "sync", *STREAM_PHASES}
+INTERVAL_PHASES = {"download", "sync"}
 
 
 def key_bytes(pk: ProvingKey, slots: int = 1, gpu: bool = False) -> int:
@@ -276,7 +276,9 @@ def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> 
     kernel_ms = 0.0
     for phase, start_ms, end_ms in intervals:
         start_ns, end_ns = host_ms_to_ns(start_ms), host_ms_to_ns(end_ms)
-        if phase in INTERVAL_PHASES:
+        if phase in STREAM_PHASES:  # copies on the copy stream, beside the kernels: not kernel time
+            rec.device("transfer", start_ns, end_ns, **ids, device=device.id, phase=phase)
+        elif phase in INTERVAL_PHASES:
             rec.interval(phase, start_ns, end_ns, **ids, device=device.id)
         else:
             kernel_ms += end_ms - start_ms

@@ -23,6 +23,7 @@ CAUSE_COLORS = {"download": "#1f77b4", "upload": "#17becf", "alloc": "#9467bd", 
                 "epilogue": "#8c564b", "lock_wait": "#ff7f0e", "phase_gap": "#f7b6d2", "launch": "#e377c2",
                 "staging": "#9edae5", "pickup": "#ffbb78", "dispatch": "#bcbd22", "starvation": "#7f7f7f"}
 STREAM_COLORS = ("#08519c", "#6baed6", "#a50f15", "#fc9272")  # CUPTI records, by stream
+TRANSFER_COLOR = "#fd8d3c"  # a streamed query's copies (timed by CUDA events on the copy stream)
 Bar = tuple[float, float, str, float]  # start_ms, end_ms, color, height (share of a lane)
 
 
@@ -71,6 +72,10 @@ def _lanes(timeline: Timeline, a: Analysis) -> tuple[list[tuple[str, list[Bar]]]
         lanes.append((f"gpu{d.device} phases",
                       [(e["t_ms"], e["end_ms"], phase_color[e["phase"]], 0.8)
                        for e in mine if e["event"] == "kernel"]))
+        transfers = [(e["t_ms"], e["end_ms"], TRANSFER_COLOR, 0.8) for e in mine if e["event"] == "transfer"]
+        if transfers:  # a streamed query's chunks on the copy stream, under the kernels they feed
+            lanes.append((f"gpu{d.device} transfers", transfers))
+            legend["streamed key copies"] = TRANSFER_COLOR
         records = [e for e in mine if e["event"] in ("cupti_kernel", "cupti_memcpy")]
         if records:
             streams = sorted({(e["event"], e["stream"]) for e in records})

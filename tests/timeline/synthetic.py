@@ -76,6 +76,8 @@ def _steps(p: Pipeline, writer: TimelineWriter, t: float, ids: dict, worker: int
                               name=f"k{stream}")
             if not bracket:
                 first_kernels.append(t)
+        elif what == "transfer":  # a streamed query's copies on the copy stream
+            writer.device("transfer", t, t + ms, **ids, phase="stream_b2")
         elif what == "alloc":
             writer.interval("alloc", t, t + ms, bytes=1 << 20, **ids)
         elif what == "epilogue":

@@ -56,6 +56,21 @@ def test_gantt_png(tmp_path):
     assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
 
 
+def test_streamed_key_copies_are_drawn_and_not_counted_busy(tmp_path):
+    """The engine records a streamed query's copies as ``transfer`` device intervals: a lane
+    of their own in the picture, and idle time (not kernel time) in the busy figure."""
+    path = tmp_path / "t.jsonl"
+    with TimelineWriter(path) as w:
+        write(Pipeline(partitions=4, synth_ms=10, steps=(("kernel", 50.0), ("transfer", 50.0))), w)
+    timeline = read(path)
+    assert len(timeline.of("transfer")) == 4
+    a = analyze(timeline, "whole")
+    (d,) = a.devices
+    assert d.busy_pct < 60, d
+    plot.gantt(timeline, a, tmp_path / "t.png")
+    assert (tmp_path / "t.png").read_bytes().startswith(b"\x89PNG")
+
+
 def test_tables_and_short_form_with_kernel_records(tmp_path):
     a = analysed(tmp_path / "t.jsonl", Pipeline(partitions=6, synth_ms=50, records=((0, 40, 7), (60, 40, 7))))
     console = Console(record=True, width=250)
