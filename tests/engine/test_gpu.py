@@ -83,3 +83,33 @@ def test_engine_proves_with_a_key_resident_on_its_gpu(tmp_path):
         prover = next(iter(device.residents.values())).prover
     assert all(verifies(pk, p) for p in result.partitions)
     assert all(prover.bases[q].points is getattr(pk, field) for q, (field, _) in memory.QUERIES.items())
+
+
+def test_engine_streams_a_key_whose_b2_does_not_fit(tmp_path, monkeypatch):
+    """The PoRep shape in small: a resident key with B2 in pinned host memory, and free
+    device memory (forced) that holds the rest but not B2, so the engine's Prover streams
+    B2 in chunks of 2^18. Every proof verifies, and the timeline has the copies as
+    ``transfer`` events, outside the kernel phases' busy time (the 2^27 run at aa724e5
+    failed on them)."""
+    from numba_cuzk.circuits import build
+    from numba_cuzk.groth16 import memory
+    from numba_cuzk.groth16.prove import placed_queries
+    from numba_cuzk.groth16.setup import setup
+
+    log = 20  # 2^20 B2 points: four chunks of 2^18
+    r1cs, _ = build("bit_heavy", log, seed=0)
+    pk = setup(r1cs, gpu=True, resident=True, slots=3, streamed=("b2",), chunk=1 << 18)
+    streaming = memory.plan_with(memory.KeyShape.of(pk), ("b2",), slots=3, chunk=1 << 18, placed=placed_queries(pk))
+    monkeypatch.setattr(memory, "free_bytes", lambda budget=None: streaming.device_bytes - streaming.placed_bytes)
+    (work,) = circuit_partitions("bit_heavy", log, 1, 4)
+    path = tmp_path / "t.jsonl"
+    config = EngineConfig(devices=(0,), synthesis_workers=2, gpu_workers_per_device=2, timeline_path=path)
+    with Engine(config) as engine:
+        result = engine.submit(Job(pk, work)).result(timeout=COMPILE_S)
+        prover = next(iter(engine.devices[0].residents.values())).prover
+    assert prover.memory.streamed == ("b2",)
+    assert all(verifies(pk, p) for p in result.partitions)
+    timeline = reader.read(path)
+    transfers = timeline.of("transfer")
+    assert {e["phase"] for e in transfers} == {"stream_b2"} and len({e["partition"] for e in transfers}) == 4
+    assert "stream_b2" not in {e["phase"] for e in timeline.of("kernel")}
