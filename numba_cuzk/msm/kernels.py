@@ -3,14 +3,17 @@
     classify    per scalar: canonical form, kind byte (0 / 1 / other), and for the others
                 a histogram of their nonzero digits (atomic counts[w, bucket])
     scan        per window (a block): exclusive prefix sums of the bucket counts (entry
-                offsets) and of their chunk counts; resets counts for the next call
+                offsets) and of their partial sums' counts (the runs of plan.chunk
+                entries each bucket overlaps); resets counts for the next call
     scatter     per scalar: each nonzero digit's entry (index | sign << 31) goes to its
                 bucket's next slot (atomic cursor): a counting sort by bucket
-    accumulate  per chunk (<= plan.chunk entries of one bucket): XYZZ sum of the affine
-                bases (a negative digit: acc = -(-acc + P)), madd-2008-s, no atomics, and
-                the chunk's bucket (chunk_buckets); per range of ONES_PER scalars: the sum
-                of the bases whose scalar is 1 (the 0/1 fast path, cuzk's batch_add)
-    reduce      combine mode, launched once per level: a bucket's chunk sums added in
+    accumulate  per run of plan.chunk consecutive entries of a window (in bucket order,
+                so every thread adds exactly chunk bases, whatever the buckets' sizes):
+                XYZZ partial sums of the affine bases of each bucket in the run (a
+                negative digit: acc = -(-acc + P)), madd-2008-s, no atomics, and their
+                bucket (chunk_buckets); per range of ONES_PER scalars: the sum of the
+                bases whose scalar is 1 (the 0/1 fast path, cuzk's batch_add)
+    reduce      combine mode, launched once per level: a bucket's partial sums added in
                 groups of COMBINE_PER, strides 1, 16, 256, ... until its first chunk holds
                 the bucket sum (a giant bucket costs log16(chunks) rounds, not one thread
                 adding all its chunks); segment mode, per (window, segment of buckets):
@@ -82,58 +85,76 @@ def classify(scalars, montgomery, c, windows, kinds, counts):
 @gpu_kernel
 def scan(counts, chunk, offsets, cursors, chunk_offsets):
     """Block w: offsets[w, b] = sum_{b' < b} counts[w, b'] (offsets[w, B] = total), the
-    same for chunks (ceil(count / chunk)) in chunk_offsets; cursors = offsets; counts = 0."""
+    same in chunk_offsets for the bucket's partial sums (``partials``: the runs of
+    ``chunk`` entries it overlaps); cursors = offsets; counts = 0."""
     totals = cuda.shared.array(SCAN_THREADS, int32)
-    chunk_totals = cuda.shared.array(SCAN_THREADS, int32)
     t = cuda.threadIdx.x
     buckets = counts.shape[1]
     per = (buckets + SCAN_THREADS - 1) // SCAN_THREADS
     start = min(t * per, buckets)
     stop = min(start + per, buckets)
     for w in range(cuda.blockIdx.x, counts.shape[0], cuda.gridDim.x):
-        _scan_window(counts, chunk, offsets, cursors, chunk_offsets, totals, chunk_totals, w, t, start, stop)
+        _scan_window(counts, chunk, offsets, cursors, chunk_offsets, totals, w, t, start, stop)
 
 
 @cuda.jit(device=True)
-def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, totals, chunk_totals, w, t, start, stop):
-    buckets = counts.shape[1]
-    total = int32(0)
-    chunk_total = int32(0)
-    for b in range(start, stop):
-        x = counts[w, b]
-        total += x
-        chunk_total += (x + chunk - 1) // chunk
-    totals[t] = total
-    chunk_totals[t] = chunk_total
+def partials(offset, count, chunk):
+    """Runs of ``chunk`` entries (run r: entries [r chunk, (r+1) chunk) of the window) that
+    a bucket of ``count`` entries from ``offset`` on overlaps: its partial sums."""
+    if count == 0:
+        return 0
+    return (offset + count - 1) // chunk - offset // chunk + 1
+
+
+@cuda.jit(device=True)
+def _block_prefix(totals, t, value):
+    """This thread's exclusive prefix of ``value`` over the block (Hillis-Steele over the
+    shared ``totals``); every thread must call it."""
+    totals[t] = value
     if SCAN_THREADS > 1:
         cuda.syncthreads()
     step = 1
-    while step < SCAN_THREADS:  # Hillis-Steele inclusive scan of the thread totals
+    while step < SCAN_THREADS:
         a = int32(0)
-        e = int32(0)
         if t >= step:
             a = totals[t - step]
-            e = chunk_totals[t - step]
         cuda.syncthreads()
         totals[t] += a
-        chunk_totals[t] += e
         cuda.syncthreads()
         step *= 2
-    run = totals[t] - total
-    chunk_run = chunk_totals[t] - chunk_total
+    prefix = totals[t] - value
+    if SCAN_THREADS > 1:
+        cuda.syncthreads()  # the next prefix (or window) reuses totals
+    return prefix
+
+
+@cuda.jit(device=True)
+def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, totals, w, t, start, stop):
+    # three passes over this thread's buckets: their entries (prefix: the first bucket's
+    # offset), their partials (which need the offsets), then the writes
+    buckets = counts.shape[1]
+    total = int32(0)
+    for b in range(start, stop):
+        total += counts[w, b]
+    run = _block_prefix(totals, t, total)
+    partial_total = int32(0)
+    o = run
+    for b in range(start, stop):
+        x = counts[w, b]
+        partial_total += partials(o, x, chunk)
+        o += x
+    partial_run = _block_prefix(totals, t, partial_total)
     for b in range(start, stop):
         x = counts[w, b]
         offsets[w, b] = run
         cursors[w, b] = run
-        chunk_offsets[w, b] = chunk_run
+        chunk_offsets[w, b] = partial_run
+        partial_run += partials(run, x, chunk)
         run += x
-        chunk_run += (x + chunk - 1) // chunk
         counts[w, b] = 0
     if t == SCAN_THREADS - 1:
         offsets[w, buckets] = run
-        chunk_offsets[w, buckets] = chunk_run
-    if SCAN_THREADS > 1:
-        cuda.syncthreads()  # the next window reuses the shared totals
+        chunk_offsets[w, buckets] = partial_run
 
 
 @gpu_kernel
@@ -168,10 +189,11 @@ def scatter(scalars, montgomery, c, windows, kinds, cursors, entries):
 
 
 def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points, chunk_buckets):
-    """Item g < ones0 = windows * max_chunks: chunk j of window w (g = w * max_chunks + j)
-    -> points[:, g], its bucket -> chunk_buckets[w, j]. Item g >= ones0: the 0/1 path,
-    the sum of the bases i with scalar 1 in [(g - ones0) * ones_per, + ones_per) ->
-    points[:, g]."""
+    """Item g < ones0 = windows * max_chunks: run r of window w (g = w * max_chunks + r),
+    its entries [r chunk, (r + 1) chunk) in bucket order; the partial sum of each bucket b
+    they hold -> points[:, w * max_chunks + k], k = chunk_offsets[w, b] + the run's rank
+    among b's runs, and b -> chunk_buckets[w, k]. Item g >= ones0: the 0/1 path, the sum
+    of the bases i with scalar 1 in [(g - ones0) * ones_per, + ones_per) -> points[:, g]."""
     acc = local_u32(X)
     base = local_u32(A)
     buckets = offsets.shape[1] - 1
@@ -179,50 +201,63 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
     n = kinds.shape[0]
     items = ones0 + (n + ones_per - 1) // ones_per
     for g in range(cuda.grid(1) // LANES, items, cuda.gridsize(1) // LANES):
+        w = b = k = int64(-1)
         if g < ones0:
             w = g // max_chunks
-            j = g - w * max_chunks
-            if j >= chunk_offsets[w, buckets]:
+            r = g - w * max_chunks
+            start = r * chunk
+            stop = min(start + chunk, int64(offsets[w, buckets]))
+            if start >= stop:
                 continue
-            lo = 0  # invariant chunk_offsets[w, lo] <= j < chunk_offsets[w, hi]
+            lo = 0  # invariant offsets[w, lo] <= start < offsets[w, hi]: lo is start's bucket
             hi = buckets
             while hi - lo > 1:
                 mid = (lo + hi) >> 1
-                if chunk_offsets[w, mid] <= j:
+                if offsets[w, mid] <= start:
                     lo = mid
                 else:
                     hi = mid
-            start = offsets[w, lo] + (j - chunk_offsets[w, lo]) * chunk
-            stop = min(start + chunk, offsets[w, lo + 1])
-            chunk_buckets[w, j] = lo
+            b = int64(lo)
+            # the run's rank among bucket b's runs: 0 unless b began in an earlier run
+            k = chunk_offsets[w, b] + r - offsets[w, b] // chunk
         else:
-            w = -1
             start = (g - ones0) * ones_per
             stop = min(start + ones_per, n)
-        xyzz_set_identity(acc)
-        for s in range(start, stop):
-            if w >= 0:
-                e = entries[w, s]
-                index = int64(e & INDEX_MASK)
-                negative = (e & SIGN_BIT) != uint32(0)
-            elif kinds[s] == KIND_ONE:
-                index = int64(s)
-                negative = False
-            else:
-                continue
-            # acc - P = -(-acc + P): negating acc (two Fq subtractions) lets the affine
-            # base stay in global memory, read by the formula where it needs it: 24
-            # registers fewer than a local copy (G1). A lane pair loads its halves.
-            if negative:
-                xyzz_neg(acc, acc)
-            if base_in_memory:
-                add_mixed(acc, acc, bases[:, index])
-            else:
-                load(base, bases, index, 2)
-                add_mixed(acc, acc, base)
-            if negative:
-                xyzz_neg(acc, acc)
-        store(points, g, acc, 4)
+        while start < stop:  # one segment per bucket the run holds (the 0/1 path: one)
+            seg_stop = stop if w < 0 else min(stop, int64(offsets[w, b + 1]))
+            xyzz_set_identity(acc)
+            for s in range(start, seg_stop):
+                if w >= 0:
+                    e = entries[w, s]
+                    index = int64(e & INDEX_MASK)
+                    negative = (e & SIGN_BIT) != uint32(0)
+                elif kinds[s] == KIND_ONE:
+                    index = int64(s)
+                    negative = False
+                else:
+                    continue
+                # acc - P = -(-acc + P): negating acc (two Fq subtractions) lets the affine
+                # base stay in global memory, read by the formula where it needs it: 24
+                # registers fewer than a local copy (G1). A lane pair loads its halves.
+                if negative:
+                    xyzz_neg(acc, acc)
+                if base_in_memory:
+                    add_mixed(acc, acc, bases[:, index])
+                else:
+                    load(base, bases, index, 2)
+                    add_mixed(acc, acc, base)
+                if negative:
+                    xyzz_neg(acc, acc)
+            if w < 0:
+                store(points, g, acc, 4)
+                break
+            store(points, w * max_chunks + k, acc, 4)
+            chunk_buckets[w, k] = b
+            start = seg_stop
+            b += 1
+            while start < stop and offsets[w, b + 1] <= start:  # empty buckets
+                b += 1
+            k = int64(chunk_offsets[w, b])  # the next bucket begins in this run: its first partial
 
 
 def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, first, count, per,

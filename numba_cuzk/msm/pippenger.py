@@ -28,8 +28,9 @@
   (all-zero sums).
 
 GPU pipeline (kernels.py, on ``stream``): classify -> scan -> scatter (counting sort of
-the signed digits by bucket) -> accumulate (chunks of one bucket, mixed adds; and the 0/1
-sums) -> combine (each bucket's chunk sums, 16 at a time, log16(n / chunk) launches) ->
+the signed digits by bucket) -> accumulate (runs of plan.chunk entries, mixed adds, a
+partial sum per bucket in the run; and the 0/1 sums) -> combine (each bucket's partial
+sums, 16 at a time, log16(n / chunk) launches) ->
 reduce (running sums per segment of buckets, unweighted) -> reduce levels (sums of
 SUM_PER = 4 points within each window until one per window is left, copied to ``out``;
 the 0/1 sums count as window 0's): 5 + log16(n / chunk) + log4(n/64 + segments) launches,
@@ -42,9 +43,9 @@ there are none. Without it every 1 would land in window 0's first bucket, one gi
 bucket summed by one thread.
 
 Giant buckets (many equal scalars other than 0/1; the top window, whose digits have only
-256 - c (windows - 1) bits, e.g. 9 buckets for n scalars at c = 18): the accumulation
-splits them into chunks of ``plan.chunk`` points summed in parallel, and combine adds
-those in a tree of fan-in 16, so a bucket of n points costs ~15 log16(n / chunk) additions
+256 - c (windows - 1) bits, e.g. 9 buckets for n scalars at c = 18): the accumulation's
+runs split them into partial sums of ``plan.chunk`` points made in parallel, and combine
+adds those in a tree of fan-in 16, so a bucket of n points costs ~15 log16(n / chunk) additions
 in a row. (Before the combine, one reduce thread added them all: 2^22 at c = 18 took
 1.7 s instead of ~0.1.)
 
@@ -288,7 +289,7 @@ def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream) -> None:
         ws.chunk_buckets)
     reduce = kern["reduce"]
     stride = 1
-    while stride < -(-n // plan.chunk):  # a bucket has at most ceil(n / chunk) chunks
+    while stride < -(-n // plan.chunk) + 1:  # a bucket overlaps at most ceil(n / chunk) + 1 runs
         reduce[_grid(ws.ones0 * lanes), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c,
                                                    plan.max_chunks, -1, 0, 0, stride, 0, 0, K.COMBINE_PER, 0, out)
         stride *= K.COMBINE_PER

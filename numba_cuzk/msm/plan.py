@@ -13,11 +13,13 @@ c in [MIN_BITS, MAX_BITS]; at 2^20 that picks c = 16 (16 windows, 32768 buckets)
 c = 20 (13 windows). The windows' combination (Horner: ~256 doublings, on the host: see
 pippenger.to_point) hardly depends on c.
 
-Chunks: the accumulation gives each thread at most ``chunk`` points of one bucket (a
-power of two near the mean bucket size n / 2^(c-1)), so random scalars keep the threads
-of a warp evenly loaded and a giant bucket (all scalars equal) is still split across
-threads; its chunk sums are then added by one thread of the reduction (n / chunk full
-additions: see pippenger.py's docstring).
+Chunks: the accumulation gives each thread a run of ``chunk`` consecutive entries of a
+window in bucket order (a power of two near the mean bucket size n / 2^(c-1)), and the
+thread writes one partial sum per bucket the run holds. Every thread of a warp adds
+exactly ``chunk`` bases: with runs aligned to buckets instead (at most ``chunk`` points
+of one bucket each), random scalars' Poisson-sized buckets left a warp ~69% busy, each
+waiting for its longest chunk. A giant bucket (all scalars equal) spans many runs; its
+partial sums are added in a tree by the reduction's combine (pippenger.py's docstring).
 
 Segment: buckets per reduce thread (None: kernels.SEGMENT_BUCKETS). Each thread adds ~2 x
 segment bucket sums in a row, then ~1.5 c operations for its offset multiple, so a smaller
@@ -40,8 +42,9 @@ MIN_CHUNK, MAX_CHUNK = 8, 256
 @dataclass(frozen=True)
 class Plan:
     """c: window bits; windows: ceil(256 / c); buckets: 2^(c-1) per window;
-    chunk: most points one accumulation thread sums; max_chunks: bound on the chunks of
-    one window (sum over buckets of ceil(count / chunk) <= n / chunk + buckets)."""
+    chunk: the points one accumulation thread sums (a run); max_chunks: bound on the
+    partial sums of one window (each run gives one, plus one per bucket that begins
+    inside a run: <= ceil(n / chunk) + buckets)."""
 
     n: int
     c: int

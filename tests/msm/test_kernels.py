@@ -1,5 +1,6 @@
-"""The sorting kernels on their own: scan (prefix sums per window) against numpy, and
-classify + scan + scatter as a counting sort whose buckets hold exactly the digits."""
+"""The sorting kernels on their own: scan (prefix sums per window, of entries and of the
+buckets' partial sums) against numpy, and classify + scan + scatter as a counting sort
+whose buckets hold exactly the digits."""
 
 import numpy as np
 import pytest
@@ -36,8 +37,10 @@ def test_scan(scan_threads, buckets):
     K.scan[2, scan_threads](d_counts, chunk, offsets, cursors, chunk_offsets)
     want = np.zeros((windows, buckets + 1), dtype=np.int64)
     want[:, 1:] = np.cumsum(counts, axis=1)
+    # a bucket's partials: the runs of ``chunk`` consecutive entries of its window it overlaps
+    first, last = want[:, :-1] // chunk, (want[:, 1:] - 1) // chunk
     want_chunks = np.zeros_like(want)
-    want_chunks[:, 1:] = np.cumsum((counts + chunk - 1) // chunk, axis=1)
+    want_chunks[:, 1:] = np.cumsum(np.where(counts > 0, last - first + 1, 0), axis=1)
     assert np.array_equal(offsets.copy_to_host(), want)
     assert np.array_equal(chunk_offsets.copy_to_host(), want_chunks)
     assert np.array_equal(cursors.copy_to_host(), want[:, :-1])

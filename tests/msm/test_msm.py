@@ -131,6 +131,20 @@ def test_window_overrides(backend, window):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("chunk", [3, 4, 8])
+def test_runs_across_buckets(chunk):
+    """The accumulation's runs of ``chunk`` consecutive entries cut across buckets: several
+    small buckets in one run, empty buckets between them, a bucket ending on a run's
+    boundary, a large one (repeated scalars) over several runs."""
+    pts = inputs.multiples(G1, N, random.Random(13))
+    rng = random.Random(chunk)
+    values = [rng.randrange(inputs.R) for _ in range(N)]
+    values[2:2 + N // 2] = [values[2]] * (N // 2)
+    bases = bases_for("gpu", pts, G1)
+    assert run("gpu", bases, values, window=5, chunk=chunk) == expect(G1, pts, values)
+
+
+@pytest.mark.gpu
 def test_segment_override():
     """Two reduce threads per window (segment = 16 of window 6's 32 buckets): the GPU's
     default path, which the simulator's one segment per window skips; plus validation."""
