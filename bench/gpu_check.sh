@@ -23,6 +23,10 @@
 #   the engine after a 2-partition warm-up, the key resident on the GPU (B2 streamed), peak
 #   host memory from /usr/bin/time; `numba-cuzk compile` first (~1 min into an empty cache),
 #   then ~7 minutes predicted (the key's build and setup ~4 of them)
+#   bench/gpu_check.sh COMMIT kernels     the kernel figures of issue 18 in one call (~5 min): `numba-cuzk
+#   compile`, bench.msm (G1 2^20, 2^24 with and without upload; G2 2^16, 2^20), bench.ntt at 2^24,
+#   bench.field (fr_mul), bench.groth16 at 2^20 (bit_heavy and mimc), then bench.sass (the hot
+#   kernels' SASS and instruction mix, $OUT/sass/)
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check (17f405d); $OUT/compile.log, soak.log
@@ -105,6 +109,21 @@ for arg in "$@"; do
         python3 -m numba_cuzk.cli timeline "$out/timeline-porep.jsonl" --window steady --png "$out/timeline-porep.png" \
             > "$out/timeline-porep.txt" 2>&1
         tail -30 "$out/timeline-porep.txt"
+        continue
+    fi
+    if [ "$arg" = kernels ]; then
+        echo "=== kernels: issue 18's figures"
+        python3 -m numba_cuzk.cli compile > "$out/kernels-compile.log" 2>&1 || status=1
+        tail -1 "$out/kernels-compile.log"
+        k=0
+        for step in "msm --g1 20,24 --g2 16,20" "ntt --sizes 24 --phase-sizes 24" "field" \
+                    "groth16 --sizes 20 --cpu ''" "groth16 --sizes 20 --cpu '' --circuit mimc"; do
+            name=${step%% *}; log="$out/kernels-$((++k))-$name.log"  # the groth16 runs share one json
+            eval "timeout ${BENCH_TIMEOUT:-300} python3 -m bench.$step --out $out/$name.json" > "$log" 2>&1 \
+                || { status=1; echo "FAILED: bench.$step"; }
+            grep -v Warning "$log" | tail -12
+        done
+        timeout 120 python3 -m bench.sass --out "$out/sass" 2>&1 | grep -v Warning | tail -12 || status=1
         continue
     fi
     if [ "$arg" = engine ]; then

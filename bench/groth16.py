@@ -15,9 +15,11 @@ memory in use, cudaMemGetInfo sampled every 2 ms by a thread from before the Pro
 to after the last proof: deferred frees included; params: the baseline before the Prover,
 the plan's bytes, and whether peak - baseline stayed within what the plan had still to
 allocate), setup_logK_s (params: its steps' ms), prove_logK_peak_host_gb (the process's peak RSS);
-prove_logK_cpu for the CPU backend (--cpu sizes, all cores). Every proof is verified
+prove_logK_cpu for the CPU backend (--cpu sizes, all cores). Another --circuit than
+bit_heavy puts its name after the size (prove_log20_mimc, setup_log20_mimc_s). Every proof is verified
 (pairing) inside prove(). Usage:
     python3 -m bench.groth16 [--out FILE] [--sizes 16,18,20,22] [--cpu 16] [--runs 5] [--budget-gb G] [--host-key]
+                             [--circuit bit_heavy|mimc|...]
 """
 
 from __future__ import annotations
@@ -99,7 +101,10 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
         walls.append((time.perf_counter() - start) * 1e3)
         phases.append(timer.durations_ms())
     by_phase = {k: round(statistics.median(p[k] for p in phases), 3) for k in phases[0]}
-    name = f"prove_log{log_n}" + ("" if gpu else "_cpu")
+    # the bit-heavy circuit is the plain name; another circuit's figure carries its name
+    # (prove_log20_mimc: a random-looking witness, results.md)
+    suffix = "" if circuit == "bit_heavy" else f"_{circuit}"
+    name = f"prove_log{log_n}{suffix}" + ("" if gpu else "_cpu")
     plan = prover.memory
     params = {"circuit": circuit, "constraints": constraints, "wires": wires, "runs": runs,
               "stat": "median", "phases_ms": by_phase, "setup_s": round(t_setup, 2), "build_s": round(t_build, 2),
@@ -122,7 +127,7 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     return records + [
         common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)}),
         common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params),
-        common.record(f"setup_log{log_n}_s", t_setup, "s", device,
+        common.record(f"setup_log{log_n}{suffix}_s", t_setup, "s", device,
                       {"circuit": circuit, "gpu": True, "steps_ms": {k: round(v) for k, v in setup_steps.items()}}),
         common.record(f"{name}_peak_host_gb", peak_rss_bytes() / GB, "GB", device,
                       {"what": "the process's peak resident set (ru_maxrss): build, setup, prover and proofs"}),
