@@ -22,9 +22,11 @@
 #   bench/gpu_check.sh COMMIT porep       bench.porep: 2 jobs of 10 bit_heavy 2^27 partitions through
 #   the engine after a 2-partition warm-up, the key resident on the GPU (B2 streamed), peak
 #   host memory from /usr/bin/time; `numba-cuzk compile` first (~1 min into an empty cache),
-#   then ~7 minutes predicted (the key's build and setup ~4 of them)
+#   the key (178 and 203 s on the H200 at aa724e5 and 9170361), then the engine's start and 22
+#   partitions (~3 min predicted): run it alone in a call
 #   bench/gpu_check.sh COMMIT kernels     the kernel figures of issue 18 in one call (~5 min): `numba-cuzk
-#   compile`, bench.msm (G1 2^20, 2^24 with and without upload; G2 2^16, 2^20), bench.ntt at 2^24,
+#   compile`, bench.msm (G1 2^20, 2^24 with and without upload; G2 2^16, 2^20; runs of 64 and 128
+#   entries beside the plan's), bench.ntt at 2^24,
 #   bench.field (fr_mul), bench.groth16 at 2^20 (bit_heavy and mimc), then bench.sass (the hot
 #   kernels' SASS and instruction mix, $OUT/sass/)
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
@@ -116,7 +118,7 @@ for arg in "$@"; do
         python3 -m numba_cuzk.cli compile > "$out/kernels-compile.log" 2>&1 || status=1
         tail -1 "$out/kernels-compile.log"
         k=0
-        for step in "msm --g1 20,24 --g2 16,20" "ntt --sizes 24 --phase-sizes 24" "field" \
+        for step in "msm --g1 20,24 --g2 16,20 --sweep chunk=64,128" "ntt --sizes 24 --phase-sizes 24" "field" \
                     "groth16 --sizes 20 --cpu ''" "groth16 --sizes 20 --cpu '' --circuit mimc"; do
             name=${step%% *}; log="$out/kernels-$((++k))-$name.log"  # the groth16 runs share one json
             eval "timeout ${BENCH_TIMEOUT:-300} python3 -m bench.$step --out $out/$name.json" > "$log" 2>&1 \
