@@ -107,8 +107,8 @@ def _prove(gpu: bool) -> None:
     from numba_cuzk.groth16.prove import Prover
     from numba_cuzk.groth16.setup import setup
 
-    r1cs, witness = build("mimc", _TINY_LOG)
-    Prover(setup(r1cs, gpu=gpu), gpu=gpu).prove(witness)
+    r1cs, witness = build("mimc", _TINY_LOG)  # on the GPU the key resident, as a large one's: its
+    Prover(setup(r1cs, gpu=gpu, resident=gpu), gpu=gpu).prove(witness)  # point-major copies too
 
 
 def _codec() -> None:
@@ -207,8 +207,9 @@ def _tasks(gpu: bool, cpu_backend: bool = True) -> list[Task]:
 
 
 KERNEL_MODULES = ("numba_cuzk.field.codec", "numba_cuzk.field.kernels", "numba_cuzk.curve.kernels",
-                  "numba_cuzk.curve.fixed_base", "numba_cuzk.msm.kernels", "numba_cuzk.msm.cpu",
-                  "numba_cuzk.ntt.kernels", "numba_cuzk.groth16.kernels")
+                  "numba_cuzk.curve.fixed_base", "numba_cuzk.curve.point_major", "numba_cuzk.msm.kernels",
+                  "numba_cuzk.msm.cpu", "numba_cuzk.msm.staging", "numba_cuzk.ntt.kernels",
+                  "numba_cuzk.groth16.kernels")
 
 
 def _define_every_kernel() -> None:
