@@ -12,8 +12,8 @@ submitted at once. Records (bench/results/porep-<date>.json): porep_s_per_proof 
 round's wall time / jobs), porep_device_busy (%, the steady window's phase figure),
 porep_synthesis_workers_needed (the workers whose output would match the GPU: ceil(
 synthesis ms / kernel ms), as the timeline's balance), porep_kernel_ms_per_partition and
-porep_synthesis_ms_per_partition (ms, window means), porep_setup_s. Every proof is
-verified in the engine. Usage:
+porep_synthesis_ms_per_partition (ms, window means), porep_setup_s (written as soon as
+the key is made). Every proof is verified in the engine. Usage:
     python3 -m bench.porep [--out FILE] [--log 27] [--partitions 10] [--jobs 2] [--warmup 2] [--workers N]
         [--in-flight 6] [--synthesis process|thread] [--timeline FILE]
 """
@@ -65,6 +65,9 @@ def main(argv=None) -> None:
         setup_s = time.perf_counter() - start
         print(f"porep: key of {args.circuit} at 2^{args.log} in {setup_s:.1f} s "
               f"({'resident, ' + str(slots) + ' slots' if slots else 'host'})", flush=True)
+        key_params = {"circuit": args.circuit, "log_constraints": args.log, "key": "resident" if slots else "host",
+                      "slots": slots}  # written now: a run cut short by its time limit keeps it
+        common.write([common.record("porep_setup_s", setup_s, "s", device, key_params)], "porep", args.out)
         work = circuit_partitions(args.circuit, args.log, args.jobs, args.partitions)
         ((s_per_proof, timeline),) = engine_run(pk, work, config, warmup_partitions=args.warmup)
         if args.timeline:
@@ -79,7 +82,7 @@ def main(argv=None) -> None:
     figures = {"porep_s_per_proof": (s_per_proof, "s"), "porep_device_busy": (steady.mean("busy_pct"), "%"),
                "porep_synthesis_workers_needed": (b.workers_needed, "workers"),
                "porep_kernel_ms_per_partition": (b.kernel_ms, "ms"),
-               "porep_synthesis_ms_per_partition": (b.synthesis_ms, "ms"), "porep_setup_s": (setup_s, "s")}
+               "porep_synthesis_ms_per_partition": (b.synthesis_ms, "ms")}
     records = [common.record(name, value, unit, device, params) for name, (value, unit) in figures.items()
                if value is not None and not (isinstance(value, float) and math.isnan(value))]
     for r in records:
