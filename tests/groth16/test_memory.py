@@ -173,6 +173,32 @@ def test_zkey_shape_from_its_headers(cube_key, tmp_path):
 
 
 @pytest.mark.gpu
+def test_an_untrusted_streamed_query_is_checked():
+    """An untrusted key's streamed B2 is checked in the key's own host memory by the bulk
+    check (the stream's copy is point-major pinned memory, which the CPU kernels do not
+    read): a point off the curve is refused by index."""
+    import dataclasses
+
+    from numba_cuzk.circuits import build
+    from numba_cuzk.groth16.formats.points import BULK_CHECK_MIN
+    from numba_cuzk.groth16.prove import Prover
+    from numba_cuzk.groth16.setup import setup
+    from tests.groth16.test_prove import TOXIC
+
+    r1cs, _ = build("mimc", 9)
+    pk = setup(r1cs, gpu=False, toxic=TOXIC)
+    assert pk.n_vars >= BULK_CHECK_MIN  # the bulk kernels, not the reference's loop
+    bad = pk.b_g2.copy()
+    bad[0, 3] ^= 1  # point 3's x: off the curve
+    untrusted = dataclasses.replace(pk, b_g2=bad, unchecked={"b_g2": "key.zkey: section 7 (B2)"})
+    budget = plan_with(KeyShape.of(pk), ("b2",), chunk=2).device_bytes
+    with pytest.raises(ValueError, match="section 7 \\(B2\\): point 3: "):
+        Prover(untrusted, gpu=True, memory_budget=budget, chunk=2, streamed=("b2",))
+    good = dataclasses.replace(pk, unchecked={"b_g2": "key.zkey: section 7 (B2)"})
+    assert Prover(good, gpu=True, memory_budget=budget, chunk=2, streamed=("b2",)).memory.streamed == ("b2",)
+
+
+@pytest.mark.gpu
 def test_prover_streams_b2_under_a_small_budget(cube_key):
     """The GPU path (the simulator in CI) with B2 streamed (forced: at this size streaming
     saves nothing) in 3 chunks of 2 points, within a budget of exactly its plan; the proof
