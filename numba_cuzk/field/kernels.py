@@ -7,6 +7,7 @@ they are numpy arrays: one source, both backends (``index_kernels``, which curve
 too). The kernels are named by operation and field: ``mul_sub_fr``, ``mul_sub_fr_cpu``.
 
 - ``mul_sub(out, a, b, c)``: out = a*b - c (the prover's A*B - C on the coset)
+- ``add(out, a, b)``: out = a + b (setup's combination of the column sums)
 - ``scale(out, a, k)``: out = a * k for one constant k (limbs,)
 - ``mul_powers(out, a, g, offset=0)``: out[i] = a[i] * g^(offset+i) (coset shifts)
 - ``batch_inverse(out, a)``: out = 1/a with Montgomery's trick (1/0 = 0)
@@ -97,7 +98,7 @@ def index_kernels(name: str, body, arrays: int, symbols: bool, pair_body=None) -
 def _bodies(params: FieldParams) -> dict:
     ops = montgomery(params)
     N, load, store = ops.limbs, ops.load, ops.store
-    mul, sub, to_mont, from_mont = ops.mul, ops.sub, ops.to_mont, ops.from_mont
+    mul, add, sub, to_mont, from_mont = ops.mul, ops.add, ops.sub, ops.to_mont, ops.from_mont
 
     @device
     def mul_sub(i, out, a, b, c):
@@ -108,6 +109,15 @@ def _bodies(params: FieldParams) -> dict:
         mul(x, x, y)
         load(y, c, i)
         sub(x, x, y)
+        store(out, i, x)
+
+    @device
+    def add_each(i, out, a, b, unused):
+        x = local_u32(N)
+        y = local_u32(N)
+        load(x, a, i)
+        load(y, b, i)
+        add(x, x, y)
         store(out, i, x)
 
     @device
@@ -147,7 +157,7 @@ def _bodies(params: FieldParams) -> dict:
 
     suffix = params.name.lower()
     return {name: index_kernels(f"{name}_{suffix}", body, 4, symbols=False) for name, body in (
-        ("mul_sub", mul_sub), ("scale", scale), ("mul_powers", mul_powers),
+        ("mul_sub", mul_sub), ("add", add_each), ("scale", scale), ("mul_powers", mul_powers),
         ("to_montgomery", convert_to), ("from_montgomery", convert_from),
         ("batch_inverse", _inverse_body(params)),
     )}
@@ -227,6 +237,13 @@ def mul_sub(out, a, b, c, params: FieldParams = FR, stream=None):
     """out = a*b - c element-wise; (limbs, n) Montgomery arrays, all host or all device."""
     n = _check(params, out, a, b, c)
     return _run("mul_sub", params, n, stream, out, a, b, c)
+
+
+def add(out, a, b, params: FieldParams = FR, stream=None):
+    """out = a + b element-wise; (limbs, n) arrays (Montgomery or not: the sum is the same), all
+    host or all device."""
+    n = _check(params, out, a, b)
+    return _run("add", params, n, stream, out, a, b)
 
 
 def scale(out, a, k: int, params: FieldParams = FR, stream=None):

@@ -67,7 +67,7 @@ def _inputs(params, n, count):
 @pytest.mark.parametrize("side", SIDES)
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("params", [FR, FQ], ids=["Fr", "Fq"])
-def test_mul_sub_and_scale(side, n, params):
+def test_mul_sub_add_and_scale(side, n, params):
     a, b, c = _inputs(params, n, 3)
     p = params.modulus
     out = side.poisoned((params.limbs, n))
@@ -76,6 +76,8 @@ def test_mul_sub_and_scale(side, n, params):
     assert _ints(side.get(out), params) == [(x * y - z) % p for x, y, z in zip(a, b, c)]
     kernels.scale(out, args[0], p - 3, params=params)
     assert _ints(side.get(out), params) == [x * (p - 3) % p for x in a]
+    kernels.add(out, args[0], args[1], params=params)
+    assert _ints(side.get(out), params) == [(x + y) % p for x, y in zip(a, b)]
 
 
 @pytest.mark.parametrize("side", SIDES)
