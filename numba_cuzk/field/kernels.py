@@ -30,6 +30,10 @@ from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel, specialize
 
 THREADS_PER_BLOCK = 256
 INVERSE_CHUNK = 64  # elements per thread in batch_inverse: one Fermat inversion per 64
+# per CPU task: an inversion is ~380 products, 6 per element at 64, 0.4 at 1024; a CPU has
+# few threads, so the chunk need not be small (2^23 Fr elements on 2 cores: ~86-113 ns
+# per element at 64)
+CPU_INVERSE_CHUNK = 1024
 
 
 def _launch(kernel, n: int, stream, *args) -> None:
@@ -80,19 +84,20 @@ def _gpu_pairs2(n, a, b):
 _TEMPLATES = {2: (_gpu_each2, _cpu_each2), 3: (_gpu_each3, _cpu_each3), 4: (_gpu_each4, _cpu_each4)}
 
 
-def index_kernels(name: str, body, arrays: int, symbols: bool, pair_body=None) -> tuple:
+def index_kernels(name: str, body, arrays: int, symbols: bool, pair_body=None, cpu_body=None) -> tuple:
     """(CUDA kernel ``name``, parallel CPU kernel ``name_cpu``), each ``(n, *arrays)``
     running ``body(i, *arrays)`` for i < n (one thread each on the GPU). The templates'
     free name ``body`` is bound by kernel_cache.specialize; ``symbols``: see
     kernel_cache.cpu_kernel (True above field/). ``pair_body`` (two arrays): the CUDA
-    kernel runs it instead, item i on the lane pair 2i, 2i + 1 (launch 2n threads)."""
+    kernel runs it instead, item i on the lane pair 2i, 2i + 1 (launch 2n threads).
+    ``cpu_body``: the CPU kernel runs it instead (a CPU item may be larger)."""
     gpu, cpu = _TEMPLATES[arrays]
     if pair_body is not None:
         gpu, body_gpu = _gpu_pairs2, pair_body
     else:
         body_gpu = body
     return (gpu_kernel(specialize(gpu, name, body=body_gpu)),
-            cpu_kernel(specialize(cpu, f"{name}_cpu", body=body), symbols=symbols, parallel=True))
+            cpu_kernel(specialize(cpu, f"{name}_cpu", body=cpu_body or body), symbols=symbols, parallel=True))
 
 
 def _bodies(params: FieldParams) -> dict:
@@ -156,14 +161,16 @@ def _bodies(params: FieldParams) -> dict:
         store(out, i, x)
 
     suffix = params.name.lower()
-    return {name: index_kernels(f"{name}_{suffix}", body, 4, symbols=False) for name, body in (
+    kernels = {name: index_kernels(f"{name}_{suffix}", body, 4, symbols=False) for name, body in (
         ("mul_sub", mul_sub), ("add", add_each), ("scale", scale), ("mul_powers", mul_powers),
         ("to_montgomery", convert_to), ("from_montgomery", convert_from),
-        ("batch_inverse", _inverse_body(params)),
     )}
+    kernels["batch_inverse"] = index_kernels(f"batch_inverse_{suffix}", _inverse_body(params, INVERSE_CHUNK), 4,
+                                             symbols=False, cpu_body=_inverse_body(params, CPU_INVERSE_CHUNK))
+    return kernels
 
 
-def _inverse_body(params: FieldParams):
+def _inverse_body(params: FieldParams, chunk: int):
     ops = montgomery(params)
     N, load, store, mul, inv, set_one, is_zero = (
         ops.limbs, ops.load, ops.store, ops.mul, ops.inv, ops.set_one, ops.is_zero)
@@ -172,8 +179,8 @@ def _inverse_body(params: FieldParams):
     def batch_inverse(t, out, a, unused0, unused1):
         """Chunk t: out[i] = prefix product before i, one inversion, then walk back."""
         n = a.shape[1]
-        start = t * INVERSE_CHUNK
-        stop = min(start + INVERSE_CHUNK, n)
+        start = t * chunk
+        stop = min(start + chunk, n)
         acc = local_u32(N)
         x = local_u32(N)
         y = local_u32(N)
@@ -276,15 +283,16 @@ def mul_powers(out, a, g: int, offset: int = 0, params: FieldParams = FR, stream
 
 
 def batch_inverse(out, a, params: FieldParams = FR, stream=None):
-    """out = 1/a element-wise (0 maps to 0), Montgomery's trick over chunks of 64.
+    """out = 1/a element-wise (0 maps to 0), Montgomery's trick over chunks of 64 (GPU:
+    one per thread) or 1024 (CPU).
 
     ``out`` must not be ``a``: the backward pass re-reads a.
     """
     n = _check(params, out, a)
     if out is a:
         raise ValueError("batch_inverse: out must be a different array from a")
-    chunks = (n + INVERSE_CHUNK - 1) // INVERSE_CHUNK
-    return _run("batch_inverse", params, chunks, stream, out, a, a, a)
+    chunk = INVERSE_CHUNK if is_device_array(out) else CPU_INVERSE_CHUNK
+    return _run("batch_inverse", params, (n + chunk - 1) // chunk, stream, out, a, a, a)
 
 
 def to_montgomery(out, a, params: FieldParams = FR, stream=None):

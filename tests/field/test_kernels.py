@@ -101,6 +101,16 @@ def test_batch_inverse_including_zeros(side, n, params):
     assert _ints(side.get(out), params) == [pow(x, -1, params.modulus) if x else 0 for x in a]
 
 
+@pytest.mark.parametrize("n", [1023, 1024, 2100])
+def test_batch_inverse_in_cpu_chunks(n):
+    """The CPU's chunks of 1024 (one inversion each): a ragged last chunk, a zero in each."""
+    (a,) = _inputs(FR, n, 1)
+    a[5] = a[n - 1] = a[min(1500, n - 2)] = 0
+    out = Host.poisoned((8, n))
+    kernels.batch_inverse(out, _montgomery(a, FR))
+    assert _ints(out, FR) == [pow(x, -1, FR.modulus) if x else 0 for x in a]
+
+
 @pytest.mark.parametrize("side", SIDES)
 def test_montgomery_conversion_kernels(side):
     values = edge_values(FQ)
