@@ -199,15 +199,15 @@ class _FixedBase:
                                   montgomery=True)
         out = cuda.device_array(shape, dtype=np.uint32)
         fixed_base_mul(out, cuda.to_device(np.ascontiguousarray(scalars)), table, curve, montgomery=True)
-        memory.flush_deferred_frees()  # the scalars' and fixed_base_mul's scratch (2x out), before the next copy
-        if place != "host":  # the MSM's order (curve/point_major.py): 2x out, below the scratch's 3x
+        if place != "host":  # the MSM's order (curve/point_major.py)
+            memory.flush_deferred_frees()  # fixed_base_mul's scratch (2x out) first: the copy peaks at 2x out
             out = point_major(out)
-            memory.flush_deferred_frees()
         if place != "device":
             host = cuda.pinned_array(shape, dtype=np.uint32, order="F") if place == "pinned" else np.empty(
                 shape, np.uint32)
             out.copy_to_host(host)
             out = host
+        memory.flush_deferred_frees()  # the scalars', the scratch, a device copy left: before the next query
         return out
 
 
