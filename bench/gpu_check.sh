@@ -105,7 +105,10 @@ for arg in "$@"; do
         tail -1 "$out/porep-compile.log"; df -h /dev/shm; free -g | head -2
         kind=process  # witnesses wait in /dev/shm: a small one (a container's) takes thread synthesis
         [ "$(df --output=avail -B1G /dev/shm | tail -1)" -lt 30 ] && kind=thread
-        /usr/bin/time -v python3 -m bench.porep --synthesis $kind --timeline "$out/timeline-porep.jsonl" \
+        # stopped inside the call's limit: the engine's own timeline (engine-porep.jsonl, or its live
+        # .engine-porep.jsonl.*.tmp if cut short) keeps every event up to then
+        timeout "${POREP_TIMEOUT:-540}" /usr/bin/time -v python3 -m bench.porep --synthesis $kind \
+            --timeline "$out/timeline-porep.jsonl" --engine-timeline "$out/engine-porep.jsonl" \
             --out "$out/porep.json" > "$out/porep.log" 2>&1 || status=1
         grep -E "^porep|Maximum resident|Elapsed|Error" "$out/porep.log"
         python3 -m numba_cuzk.cli timeline "$out/timeline-porep.jsonl" --window steady --png "$out/timeline-porep.png" \

@@ -49,6 +49,8 @@ def main(argv=None) -> None:
     parser.add_argument("--synthesis", default="process", help="synthesis workers: process (witnesses through "
                                                                "/dev/shm) or thread")
     parser.add_argument("--timeline", help="keep the measured round's timeline here")
+    parser.add_argument("--engine-timeline", help="the engine's whole timeline (warm-up too), written here as it "
+                                                  "runs: a run cut short keeps its events in the live file beside it")
     args = parser.parse_args(argv)
     gpu = backend.cuda_available()
     device = common.gpu_name() if gpu else common.cpu_name()
@@ -56,7 +58,7 @@ def main(argv=None) -> None:
         witness_bytes = 32 * key_shape(args.circuit, args.log).n_vars
         config = EngineConfig(devices=None if gpu else (), synthesis=args.synthesis,
                               synthesis_warmup=circuit_warmup(args.circuit),
-                              timeline_path=Path(scratch) / "porep.jsonl",
+                              timeline_path=Path(args.engine_timeline or Path(scratch) / "porep.jsonl"),
                               host_memory_budget_bytes=args.in_flight * witness_bytes,
                               **({"synthesis_workers": args.workers} if args.workers else {}))
         slots = resident_slots(config)
