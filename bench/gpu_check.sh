@@ -28,7 +28,7 @@
 #   compile`, bench.msm (G1 2^20, 2^24 with and without upload; G2 2^16, 2^20; runs of 64 and 128
 #   entries beside the plan's), bench.ntt at 2^24,
 #   bench.field (fr_mul), bench.groth16 at 2^20 (bit_heavy and mimc), then bench.sass (the hot
-#   kernels' SASS and instruction mix, $OUT/sass/)
+#   kernels' SASS and instruction mix, $OUT/sass.tgz); KERNEL_STEPS="msm ...;ntt ..." runs other steps
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check (17f405d); $OUT/compile.log, soak.log
@@ -117,18 +117,22 @@ for arg in "$@"; do
         continue
     fi
     if [ "$arg" = kernels ]; then
+        # a call returns at most 8 files: one log, a json per benchmark, the SASS as one archive
         echo "=== kernels: issue 18's figures"
-        python3 -m numba_cuzk.cli compile > "$out/kernels-compile.log" 2>&1 || status=1
-        tail -1 "$out/kernels-compile.log"
-        k=0
-        for step in "msm --g1 20,24 --g2 16,20 --sweep chunk=64,128" "ntt --sizes 24 --phase-sizes 24" "field" \
-                    "groth16 --sizes 20 --cpu ''" "groth16 --sizes 20 --cpu '' --circuit mimc"; do
-            name=${step%% *}; log="$out/kernels-$((++k))-$name.log"  # the groth16 runs share one json
-            eval "timeout ${BENCH_TIMEOUT:-300} python3 -m bench.$step --out $out/$name.json" > "$log" 2>&1 \
-                || { status=1; echo "FAILED: bench.$step"; }
-            grep -v Warning "$log" | tail -12
+        log="$out/kernels.log"
+        python3 -m numba_cuzk.cli compile > "$log" 2>&1 || status=1
+        tail -1 "$log"
+        IFS=';' read -ra steps <<< "${KERNEL_STEPS:-msm --g1 20,24 --g2 16,20 --sweep chunk=64,128;ntt --sizes 24 --phase-sizes 24;field;groth16 --sizes 20 --cpu '';groth16 --sizes 20 --cpu '' --circuit mimc}"
+        for step in "${steps[@]}"; do
+            name=${step%% *}  # the groth16 runs share one json
+            echo "=== bench.$step" >> "$log"
+            eval "timeout ${BENCH_TIMEOUT:-300} python3 -m bench.$step --out $out/$name.json" 2>&1 \
+                | grep -v -E "Warning|warn\(" | tee -a "$log" | tail -12
+            [ "${PIPESTATUS[0]}" -eq 0 ] || { status=1; echo "FAILED: bench.$step"; }
         done
-        timeout 120 python3 -m bench.sass --out "$out/sass" 2>&1 | grep -v Warning | tail -12 || status=1
+        sass=$(mktemp -d)
+        timeout 120 python3 -m bench.sass --out "$sass" 2>&1 | grep -v Warning | tail -12 || status=1
+        tar czf "$out/sass.tgz" -C "$sass" .
         continue
     fi
     if [ "$arg" = engine ]; then
