@@ -11,8 +11,9 @@ window sum too; params host_combine_ms: to_point alone on downloaded sums),
 msm_g1_logK_bits (90% of the scalars in {0, 1}), msm_g2_logK; msm_g1_add_rate /
 msm_g2_add_rate (G adds/s: the accumulate kernel on perfectly balanced buckets of 32
 random bases, the MSM's own mixed-add rate with its gathers). Each MSM record carries
-floor_ms = windows * n / add_rate and the ratio to it. Device time by CUDA events, median
-of --runs after warm-up.
+floor_ms = windows * n / add_rate and the ratio to it, and stages_ms: each stage's device ms
+(classify, scan, scatter, accumulate, combine, reduce, levels; events between them). Device
+time by CUDA events, median of --runs after warm-up.
 
 Bases: P_i = T1[i mod 4096] + T2[i div 4096], T1 = (1..4096) Q1 and T2 = (1..) Q2 for random
 Q1, Q2 (arkworks additions), summed on the GPU and made affine by the curve package's
@@ -121,17 +122,17 @@ def add_rate(curve, bases, runs: int) -> float:
     chunks = n // RATE_CHUNK
     rng = np.random.default_rng(5)
     entries = rng.permutation(n).astype(np.uint32).reshape(1, n)
+    entries[0, RATE_CHUNK - 1::RATE_CHUNK] |= K.LAST_BIT  # each bucket's last entry
     offsets = cuda.to_device((np.arange(chunks + 1, dtype=np.int32) * RATE_CHUNK).reshape(1, -1))
     chunk_offsets = cuda.to_device(np.arange(chunks + 1, dtype=np.int32).reshape(1, -1))
     d_entries = cuda.to_device(entries)
     kinds = cuda.to_device(np.zeros(1, dtype=np.uint8))  # one scalar 0: the 0/1 item sums nothing
     points = cuda.device_array((4 * curve.limbs, chunks + 1), dtype=np.uint32)
-    chunk_buckets = cuda.device_array((1, chunks), dtype=np.int32)
     kernels = K.POINT_KERNELS[curve.name]
     blocks = -(-chunks * kernels["lanes"] // K.THREADS)
     kernel = kernels["accumulate"]
     launch = lambda: kernel[blocks, K.THREADS](bases, d_entries, offsets, chunk_offsets, RATE_CHUNK, kinds,
-                                               K.ONES_PER, chunks, points, chunk_buckets)
+                                               K.ONES_PER, chunks, points)
     ms = common.median(common.device_time_ms(launch, runs=runs, warmup=1))
     return n / (ms * 1e-3) / 1e9
 
@@ -140,6 +141,26 @@ def time_msm(bases, scalars, out, runs: int, **options) -> float:
     """Device ms of the MSM's kernels (CUDA events): the window sums, not their combination."""
     return common.median(common.device_time_ms(lambda: msm(bases, scalars, out=out, **options), runs=runs,
                                                warmup=2))
+
+
+def stage_ms(bases, scalars, out, runs: int) -> dict[str, float]:
+    """Device ms of each stage of the MSM's launches (pippenger.STAGES), medians over runs
+    after a warm-up: CUDA events recorded between the stages."""
+    per_run = []
+    for _ in range(runs + 1):
+        events = []
+
+        def mark(stage: str) -> None:
+            events.append((stage, cuda.event()))
+            events[-1][1].record()
+
+        start = cuda.event()
+        start.record()
+        msm(bases, scalars, out=out, mark=mark)
+        events[-1][1].synchronize()
+        edges = [start] + [e for _, e in events]
+        per_run.append({stage: cuda.event_elapsed_time(a, b) for (stage, _), a, b in zip(events, edges, edges[1:])})
+    return {stage: round(common.median([run[stage] for run in per_run[1:]]), 3) for stage in per_run[0]}
 
 
 def time_msm_to_point(bases, scalars, out, runs: int) -> tuple[float, float]:
@@ -222,8 +243,10 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
         params = {"window": plan.c, "windows": plan.windows, "chunk": plan.chunk, "runs": runs, "stat": "median",
                   "checked": checked, "floor_ms": round(floor, 3)}
         ms = time_msm(bases, d_scalars, out, runs)
+        stages = stage_ms(bases, d_scalars, out, runs)
+        print(f"{curve.name} 2^{log_n} stages (ms): {stages}", flush=True)
         records.append(common.record(f"msm_{name}_log{log_n}", ms, "ms", device,
-                                     params | {"vs_floor": round(ms / floor, 2)}, peer))
+                                     params | {"vs_floor": round(ms / floor, 2), "stages_ms": stages}, peer))
         if curve is G1:
             ms_up, ms_combine = time_msm_to_point(bases, scalars, out, runs)
             anchor = {"name": "sppark G1 (issue 5 anchor, scalar upload)", "value": SPPARK_UPLOAD_MS[log_n],

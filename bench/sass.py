@@ -107,13 +107,14 @@ def local_kernels() -> dict[str, tuple[object, tuple]]:
         "ntt_pass_radix4": (ntt_kernels.gpu_pass_radix4, ntt_args),
         "ntt_pass_radix4_b3": (ntt_kernels.gpu_pass_radix4_b3, ntt_args),
         "classify": (K.classify, (*scalar_args, i32)),  # + counts
-        "scatter": (K.scatter, (*scalar_args, i32, u32(2))),  # + cursors, entries
+        "scan": (K.scan, (i32, 0, i32, i32, i32, i32)),  # (counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets)
+        "scatter": (K.scatter, (*scalar_args, i32, i32, u32(2))),  # + offsets, cursors, entries
     }
     for curve in (G1, G2):
         kernels, points, suffix = K.POINT_KERNELS[curve.name], u32(4 * curve.limbs), curve.name.lower()
-        # (bases: point-major, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points, chunk_buckets)
+        # (bases: point-major, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points)
         values[f"accumulate_{suffix}"] = (kernels["accumulate"], (
-            u32(2 * curve.limbs, order="F"), u32(2), i32, i32, 0, kinds, 0, 0, points, i32))
+            u32(2 * curve.limbs, order="F"), u32(2), i32, i32, 0, kinds, 0, 0, points))
         # (points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, first, count, per, dst, out)
         values[f"reduce_{suffix}"] = (kernels["reduce"], (points, i32, i32, *[0] * 10, points))
     for name, params in (("fr_mul", FR), ("fq_mul", FQ), ("fq2_mul", None)):  # (a, b, chain)

@@ -4,15 +4,17 @@
                 a histogram of their nonzero digits (atomic counts[w, bucket])
     scan        per window (a block): exclusive prefix sums of the bucket counts (entry
                 offsets) and of their partial sums' counts (the runs of plan.chunk
-                entries each bucket overlaps); resets counts for the next call
-    scatter     per scalar: each nonzero digit's entry (index | sign << 31) goes to its
-                bucket's next slot (atomic cursor): a counting sort by bucket
+                entries each bucket overlaps), each partial sum's bucket (chunk_buckets);
+                resets counts for the next call
+    scatter     per scalar: each nonzero digit's entry (index | sign << 31, and LAST_BIT
+                in its bucket's last slot) goes to its bucket's next slot (atomic
+                cursor): a counting sort by bucket
     accumulate  per run of plan.chunk consecutive entries of a window (in bucket order,
                 so every thread adds exactly chunk bases, whatever the buckets' sizes):
                 XYZZ partial sums of the affine bases of each bucket in the run (a
-                negative digit: acc = -(-acc + P)), madd-2008-s, no atomics, and their
-                bucket (chunk_buckets); per range of ONES_PER scalars: the sum of the
-                bases whose scalar is 1 (the 0/1 fast path, cuzk's batch_add)
+                negative digit: acc = -(-acc + P)), madd-2008-s, no atomics; per range
+                of ONES_PER scalars: the sum of the bases whose scalar is 1 (the 0/1
+                fast path, cuzk's batch_add)
     reduce      combine mode, launched once per level: a bucket's partial sums added in
                 groups of COMBINE_PER, strides 1, 16, 256, ... until its first chunk holds
                 the bucket sum (a giant bucket costs log16(chunks) rounds, not one thread
@@ -63,8 +65,11 @@ COMBINE_PER = 16  # chunk sums per thread and round of a giant bucket's combine
 # proof's launches in a CUDA graph the extra launches cost the host nothing
 SUM_PER = 4
 SIGN_BIT = np.uint32(1 << 31)
-INDEX_MASK = np.uint32((1 << 31) - 1)
+LAST_BIT = np.uint32(1 << 30)  # the entry ends its bucket: accumulate stores the bucket's partial sum there
+INDEX_MASK = np.uint32((1 << 30) - 1)
+MAX_SCALARS = 1 << 30  # an entry's index bits
 _U31 = np.uint32(31)
+_U30 = np.uint32(30)
 
 
 @gpu_kernel
@@ -83,10 +88,11 @@ def classify(scalars, montgomery, c, windows, kinds, counts):
 
 
 @gpu_kernel
-def scan(counts, chunk, offsets, cursors, chunk_offsets):
+def scan(counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets):
     """Block w: offsets[w, b] = sum_{b' < b} counts[w, b'] (offsets[w, B] = total), the
     same in chunk_offsets for the bucket's partial sums (``partials``: the runs of
-    ``chunk`` entries it overlaps); cursors = offsets; counts = 0."""
+    ``chunk`` entries it overlaps) and chunk_buckets[w, k] = b for each of them;
+    cursors = offsets; counts = 0."""
     totals = cuda.shared.array(SCAN_THREADS, int32)
     t = cuda.threadIdx.x
     buckets = counts.shape[1]
@@ -94,7 +100,7 @@ def scan(counts, chunk, offsets, cursors, chunk_offsets):
     start = min(t * per, buckets)
     stop = min(start + per, buckets)
     for w in range(cuda.blockIdx.x, counts.shape[0], cuda.gridDim.x):
-        _scan_window(counts, chunk, offsets, cursors, chunk_offsets, totals, w, t, start, stop)
+        _scan_window(counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets, totals, w, t, start, stop)
 
 
 @cuda.jit(device=True)
@@ -129,7 +135,7 @@ def _block_prefix(totals, t, value):
 
 
 @cuda.jit(device=True)
-def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, totals, w, t, start, stop):
+def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets, totals, w, t, start, stop):
     # three passes over this thread's buckets: their entries (prefix: the first bucket's
     # offset), their partials (which need the offsets), then the writes
     buckets = counts.shape[1]
@@ -149,7 +155,10 @@ def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, totals, w, t, s
         offsets[w, b] = run
         cursors[w, b] = run
         chunk_offsets[w, b] = partial_run
-        partial_run += partials(run, x, chunk)
+        count = partials(run, x, chunk)
+        for k in range(partial_run, partial_run + count):
+            chunk_buckets[w, k] = b
+        partial_run += count
         run += x
         counts[w, b] = 0
     if t == SCAN_THREADS - 1:
@@ -158,8 +167,9 @@ def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, totals, w, t, s
 
 
 @gpu_kernel
-def scatter(scalars, montgomery, c, windows, kinds, cursors, entries):
-    """entries[w, slot] = i | (d_w < 0) << 31 at the next slot of bucket |d_w| - 1."""
+def scatter(scalars, montgomery, c, windows, kinds, offsets, cursors, entries):
+    """entries[w, slot] = i | (d_w < 0) << 31 at the next slot of bucket |d_w| - 1, with
+    LAST_BIT in the bucket's last slot (offsets[w, |d_w|] - 1)."""
     k = local_u32(N)
     for i in range(cuda.grid(1), scalars.shape[1], cuda.gridsize(1)):
         if kinds[i] != KIND_OTHER:
@@ -168,8 +178,10 @@ def scatter(scalars, montgomery, c, windows, kinds, cursors, entries):
         for w in range(windows):
             d = signed_digit(k, w, c)
             if d != 0:
-                slot = cuda.atomic.add(cursors, (w, abs(d) - 1), int32(1))
-                entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31)
+                b = abs(d) - 1
+                slot = cuda.atomic.add(cursors, (w, b), int32(1))
+                last = slot == offsets[w, b + 1] - 1
+                entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
 
 
 # accumulate and reduce, the point kernels, exist once per curve (accumulate_g1, reduce_g2,
@@ -188,12 +200,20 @@ def scatter(scalars, montgomery, c, windows, kinds, cursors, entries):
 # two equal sums): the addition's own doubling branch would be a second dbl site.
 
 
-def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points, chunk_buckets):
+def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points):
     """Item g < ones0 = windows * max_chunks: run r of window w (g = w * max_chunks + r),
-    its entries [r chunk, (r + 1) chunk) in bucket order; the partial sum of each bucket b
-    they hold -> points[:, w * max_chunks + k], k = chunk_offsets[w, b] + the run's rank
-    among b's runs, and b -> chunk_buckets[w, k]. Item g >= ones0: the 0/1 path, the sum
-    of the bases i with scalar 1 in [(g - ones0) * ones_per, + ones_per) -> points[:, g]."""
+    its entries [r chunk, (r + 1) chunk) in bucket order; the partial sum of each bucket
+    they hold -> points[:, w * max_chunks + k], consecutive k from the run's first,
+    chunk_offsets[w, b] + the run's rank among the runs of b, its first entry's bucket
+    (each bucket the run ends holds its last partial sum, so the next bucket's first is
+    the next k). Item g >= ones0: the 0/1 path, the sum of the bases i with scalar 1 in
+    [(g - ones0) * ones_per, + ones_per) -> points[:, g].
+
+    One loop over the run's entries, a partial sum stored where an entry carries LAST_BIT
+    (and at the run's end): a warp's threads add in step, chunk additions each, and the
+    loop keeps no bucket index. A loop per bucket inside a loop over the run's buckets
+    made every thread of a warp wait, at each bucket, for the longest one (bench/NOTES.md,
+    2026-12-02); the index cost 40 registers (G1 208 against 166)."""
     acc = local_u32(X)
     base = local_u32(A)
     buckets = offsets.shape[1] - 1
@@ -201,7 +221,8 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
     n = kinds.shape[0]
     items = ones0 + (n + ones_per - 1) // ones_per
     for g in range(cuda.grid(1) // LANES, items, cuda.gridsize(1) // LANES):
-        w = b = k = int64(-1)
+        w = int64(-1)
+        k = g
         if g < ones0:
             w = g // max_chunks
             r = g - w * max_chunks
@@ -217,25 +238,21 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
                     lo = mid
                 else:
                     hi = mid
-            b = int64(lo)
-            # the run's rank among bucket b's runs: 0 unless b began in an earlier run
-            k = chunk_offsets[w, b] + r - offsets[w, b] // chunk
+            # the run's rank among bucket lo's runs: 0 unless lo began in an earlier run
+            k = w * max_chunks + chunk_offsets[w, lo] + r - offsets[w, lo] // chunk
         else:
             start = (g - ones0) * ones_per
             stop = min(start + ones_per, n)
-        while start < stop:  # one segment per bucket the run holds (the 0/1 path: one)
-            seg_stop = stop if w < 0 else min(stop, int64(offsets[w, b + 1]))
-            xyzz_set_identity(acc)
-            for s in range(start, seg_stop):
-                if w >= 0:
-                    e = entries[w, s]
-                    index = int64(e & INDEX_MASK)
-                    negative = (e & SIGN_BIT) != uint32(0)
-                elif kinds[s] == KIND_ONE:
-                    index = int64(s)
-                    negative = False
-                else:
-                    continue
+        xyzz_set_identity(acc)
+        for s in range(start, stop):
+            index = s
+            negative = ends = False
+            if w >= 0:
+                e = entries[w, s]
+                index = int64(e & INDEX_MASK)
+                negative = (e & SIGN_BIT) != uint32(0)
+                ends = (e & LAST_BIT) != uint32(0)
+            if w >= 0 or kinds[s] == KIND_ONE:
                 # acc - P = -(-acc + P): negating acc (two Fq subtractions) lets the affine
                 # base stay in global memory, read by the formula where it needs it: 24
                 # registers fewer than a local copy (G1). A lane pair loads its halves.
@@ -248,16 +265,10 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
                     add_mixed(acc, acc, base)
                 if negative:
                     xyzz_neg(acc, acc)
-            if w < 0:
-                store(points, g, acc, 4)
-                break
-            store(points, w * max_chunks + k, acc, 4)
-            chunk_buckets[w, k] = b
-            start = seg_stop
-            b += 1
-            while start < stop and offsets[w, b + 1] <= start:  # empty buckets
-                b += 1
-            k = int64(chunk_offsets[w, b])  # the next bucket begins in this run: its first partial
+            if ends or s == stop - 1:
+                store(points, k, acc, 4)
+                k += 1
+                xyzz_set_identity(acc)
 
 
 def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, first, count, per,

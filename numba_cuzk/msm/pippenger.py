@@ -60,6 +60,7 @@ windows * max_chunks chunk sums + n / 64 0/1 sums + a few per reduce thread
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from numba import cuda
@@ -220,10 +221,11 @@ def result_shape(n: int, curve: CurveParams, window: int | None = None) -> tuple
 
 def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = False,
         window: int | None = None, chunk: int | None = None, segment: int | None = None, out=None,
-        stream=None, workspace: Workspace | None = None) -> WindowSums:
+        stream=None, workspace: Workspace | None = None, mark: Callable[[str], None] | None = None) -> WindowSums:
     """sum_i scalars[i] * bases[i] as its window sums; see the module docstring. With
     ``workspace`` (GPU; its curve, n <= workspace.plan.n) its plan is used (not
-    window/chunk/segment) and nothing is allocated or cached."""
+    window/chunk/segment) and nothing is allocated or cached. ``mark`` (GPU, profiling):
+    called with each stage's name (STAGES) after its launches, e.g. to record an event."""
     if not isinstance(bases, Bases):
         if curve is None:
             raise ValueError("msm: pass a Bases or the curve of a bare point array")
@@ -262,7 +264,7 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
         scalars = ws.scalars
     if n < plan.n:
         fill_zero(ws.kinds[n:], stream)  # accumulate's 0/1 path reads kinds up to plan.n
-    _launch(curve, plan, ws, bases.points, scalars, bool(montgomery), sums, stream)
+    _launch(curve, plan, ws, bases.points, scalars, bool(montgomery), sums, stream, mark or (lambda stage: None))
     return WindowSums(curve, plan.c, sums)
 
 
@@ -275,27 +277,37 @@ def _workspace_plan(workspace: Workspace, curve: CurveParams, n: int, overrides:
     return workspace.plan
 
 
-def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream) -> None:
+STAGES = ("classify", "scan", "scatter", "accumulate", "combine", "reduce", "levels")
+
+
+def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream, mark) -> None:
     kern = K.POINT_KERNELS[curve.name]
     n, c, windows = plan.n, plan.c, plan.windows
     per_scalar = _grid(n)
     per_window = K.SIM_BLOCKS if K.SIMULATOR else windows
     K.classify[per_scalar, K.THREADS, stream](scalars, montgomery, c, windows, ws.kinds, ws.counts)
-    K.scan[per_window, K.SCAN_THREADS, stream](ws.counts, plan.chunk, ws.offsets, ws.cursors, ws.chunk_offsets)
-    K.scatter[per_scalar, K.THREADS, stream](scalars, montgomery, c, windows, ws.kinds, ws.cursors, ws.entries)
+    mark("classify")
+    K.scan[per_window, K.SCAN_THREADS, stream](ws.counts, plan.chunk, ws.offsets, ws.cursors, ws.chunk_offsets,
+                                                ws.chunk_buckets)
+    mark("scan")
+    K.scatter[per_scalar, K.THREADS, stream](scalars, montgomery, c, windows, ws.kinds, ws.offsets, ws.cursors,
+                                             ws.entries)
+    mark("scatter")
     lanes = kern["lanes"]  # threads per point (G2: a lane pair)
     kern["accumulate"][_grid(ws.seg0 * lanes), K.THREADS, stream](
-        bases, ws.entries, ws.offsets, ws.chunk_offsets, plan.chunk, ws.kinds, K.ONES_PER, ws.ones0, ws.points,
-        ws.chunk_buckets)
+        bases, ws.entries, ws.offsets, ws.chunk_offsets, plan.chunk, ws.kinds, K.ONES_PER, ws.ones0, ws.points)
+    mark("accumulate")
     reduce = kern["reduce"]
     stride = 1
     while stride < -(-n // plan.chunk) + 1:  # a bucket overlaps at most ceil(n / chunk) + 1 runs
         reduce[_grid(ws.ones0 * lanes), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c,
                                                    plan.max_chunks, -1, 0, 0, stride, 0, 0, K.COMBINE_PER, 0, out)
         stride *= K.COMBINE_PER
+    mark("combine")
     items = windows * ws.segments
     reduce[_grid(items * lanes), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c, plan.max_chunks,
                                             ws.segments, ws.seg0, ws.tmp0, 0, 0, 0, 1, 0, out)
+    mark("reduce")
     src, first, count = ws.ones0, ws.first, ws.segments  # window 0: the 0/1 sums and its segments
     level = 0
     while True:  # levels of SUM_PER-point sums per window; the last also writes ``out``
@@ -306,6 +318,7 @@ def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream) -> None:
         if first <= K.SUM_PER and count <= K.SUM_PER:
             break
         src, first, count, level = dst, -(-first // K.SUM_PER), -(-count // K.SUM_PER), level + 1
+    mark("levels")
 
 
 def _level_items(first: int, count: int, windows: int) -> int:
@@ -399,4 +412,6 @@ def _check_scalars(scalars, count: int) -> int:
         raise ValueError(f"scalars must be uint32 of shape ({FR.limbs}, n), got {scalars.dtype} {shape}")
     if shape[1] > count:
         raise ValueError(f"{shape[1]} scalars for {count} bases")
+    if shape[1] > K.MAX_SCALARS:
+        raise ValueError(f"{shape[1]} scalars: an MSM takes at most {K.MAX_SCALARS} (2^30)")
     return int(shape[1])

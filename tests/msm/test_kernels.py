@@ -1,6 +1,7 @@
 """The sorting kernels on their own: scan (prefix sums per window, of entries and of the
-buckets' partial sums) against numpy, and classify + scan + scatter as a counting sort
-whose buckets hold exactly the digits."""
+buckets' partial sums, and each partial sum's bucket) against numpy, and classify + scan +
+scatter as a counting sort whose buckets hold exactly the digits, each bucket's last entry
+flagged."""
 
 import numpy as np
 import pytest
@@ -34,7 +35,9 @@ def test_scan(scan_threads, buckets):
     offsets = cuda.device_array((windows, buckets + 1), dtype=np.int32)
     chunk_offsets = cuda.device_array((windows, buckets + 1), dtype=np.int32)
     cursors = cuda.device_array((windows, buckets), dtype=np.int32)
-    K.scan[2, scan_threads](d_counts, chunk, offsets, cursors, chunk_offsets)
+    total_partials = windows * buckets * 12  # more than enough: poisoned beyond the real ones
+    chunk_buckets = cuda.to_device(np.full((windows, total_partials), -7, dtype=np.int32))
+    K.scan[2, scan_threads](d_counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets)
     want = np.zeros((windows, buckets + 1), dtype=np.int64)
     want[:, 1:] = np.cumsum(counts, axis=1)
     # a bucket's partials: the runs of ``chunk`` consecutive entries of its window it overlaps
@@ -45,6 +48,11 @@ def test_scan(scan_threads, buckets):
     assert np.array_equal(chunk_offsets.copy_to_host(), want_chunks)
     assert np.array_equal(cursors.copy_to_host(), want[:, :-1])
     assert not d_counts.copy_to_host().any()
+    labels = chunk_buckets.copy_to_host()
+    for w in range(windows):
+        sizes = np.diff(want_chunks[w])
+        assert np.array_equal(labels[w, :want_chunks[w, -1]], np.repeat(np.arange(buckets), sizes))
+        assert (labels[w, want_chunks[w, -1]:] == -7).all()
 
 
 def test_counting_sort():
@@ -59,10 +67,11 @@ def test_counting_sort():
     offsets = cuda.device_array((windows, buckets + 1), dtype=np.int32)
     chunk_offsets = cuda.device_array((windows, buckets + 1), dtype=np.int32)
     cursors = cuda.device_array((windows, buckets), dtype=np.int32)
+    chunk_buckets = cuda.device_array((windows, n + buckets), dtype=np.int32)
     entries = cuda.device_array((windows, n), dtype=np.uint32)
     K.classify[2, K.THREADS](d_scalars, False, c, windows, kinds, counts)
-    K.scan[2, K.SCAN_THREADS](counts, 2, offsets, cursors, chunk_offsets)
-    K.scatter[2, K.THREADS](d_scalars, False, c, windows, kinds, cursors, entries)
+    K.scan[2, K.SCAN_THREADS](counts, 2, offsets, cursors, chunk_offsets, chunk_buckets)
+    K.scatter[2, K.THREADS](d_scalars, False, c, windows, kinds, offsets, cursors, entries)
     kind = kinds.copy_to_host()
     assert list(kind[:4]) == [0, 1, 0, 0] and (kind[4:] == KIND_OTHER).all()
     off, ent = offsets.copy_to_host(), entries.copy_to_host()
@@ -70,8 +79,11 @@ def test_counting_sort():
     for w in range(windows):
         digits = {}
         for b in range(buckets):
-            for e in ent[w, off[w, b]:off[w, b + 1]]:
-                i, sign = int(e) & 0x7FFFFFFF, -1 if int(e) >> 31 else 1
+            bucket = ent[w, off[w, b]:off[w, b + 1]]
+            last = (bucket & K.LAST_BIT) != 0
+            assert list(last) == [False] * (len(bucket) - 1) + [True] * (len(bucket) > 0)
+            for e in bucket:
+                i, sign = int(e & K.INDEX_MASK), -1 if int(e) >> 31 else 1
                 digits[i] = sign * (b + 1)
         for i, v in enumerate(values):
             raw = (v >> (c * w)) & ((1 << c) - 1)
