@@ -225,7 +225,10 @@ def _reduction_factor(prog: _Program, low: str, params: FieldParams) -> str:
     """m = -low / p mod w, so that low + m*p = 0 mod w."""
     m = prog.temp()
     if params.n0 == MASK:  # Fr: p = 1 mod 2^32, so m = -low
-        prog.emit("neg.s32", m, low)
+        # as 0 - low with a carry-out (nothing reads it: every chain after this starts its
+        # own): ptxas 13.0 rewrites a plain neg's products m * p_k into IMAD.X + IMAD.HI.X
+        # pairs, two instructions per product instead of one IMAD.WIDE.X (bench/NOTES.md)
+        prog.emit("sub.cc.u32", m, ZERO, low)
     else:
         prog.emit("mul.lo.u32", m, low, str(params.n0))
     return m
