@@ -7,7 +7,8 @@ combination), msm_g1_logK_upload (wall time of the whole call as sppark's anchor
 counts it: scalars handed over in pageable host memory (msm stages them through pinned
 buffers: msm/staging.py), the kernels, the window sums' download and the host
 combination, to_point; sppark's figure includes its host-side
-window sum too; params host_combine_ms: to_point alone on downloaded sums),
+window sum too; params host_combine_ms: to_point alone on downloaded sums, and the upload's
+parts: stage_ms, host_copy_gbs, dma_gbs, see upload_parts),
 msm_g1_logK_bits (90% of the scalars in {0, 1}), msm_g2_logK; msm_g1_add_rate /
 msm_g2_add_rate (G adds/s: the accumulate kernel on perfectly balanced buckets of 32
 random bases, the MSM's own mixed-add rate with its gathers). Each MSM record carries
@@ -50,6 +51,7 @@ from numba_cuzk.field.target import local_u32
 from numba_cuzk.msm import clear_cache, msm, result_shape, to_point, upload_bases
 from numba_cuzk.msm import kernels as K
 from numba_cuzk.msm.plan import make_plan
+from numba_cuzk.msm.staging import copy_words, stage
 from tests.msm import inputs
 
 TABLE_LOG = 12
@@ -179,6 +181,32 @@ def time_msm_to_point(bases, scalars, out, runs: int) -> tuple[float, float]:
     return total, common.median([wall(lambda: to_point(host)) for _ in range(runs)])
 
 
+def upload_parts(scalars: np.ndarray, runs: int) -> dict:
+    """Where the upload's time goes (medians): stage_ms (wall of staging.stage into a device
+    buffer, its DMAs awaited), host_copy_gbs (staging.copy_words into a pinned buffer of the
+    whole size: the host copy alone) and dma_gbs (that pinned buffer to the device)."""
+    device = cuda.device_array_like(scalars)
+    pinned = cuda.pinned_array(scalars.shape, dtype=np.uint32)
+    flat, gb = scalars.reshape(-1), scalars.nbytes / 1e9
+
+    def wall(call) -> float:
+        t0 = time.perf_counter()
+        call()
+        cuda.synchronize()
+        return time.perf_counter() - t0
+
+    def stage_once():
+        stage(device, scalars, cuda.default_stream())  # as msm passes it: asynchronous copies
+
+    copy = lambda: copy_words(pinned.reshape(-1), flat, 0, flat.size)  # noqa: E731
+    dma = lambda: device.copy_to_device(pinned)  # noqa: E731
+    for call in (stage_once, copy, dma):
+        call()
+    return {"stage_ms": round(1e3 * common.median([wall(stage_once) for _ in range(runs)]), 3),
+            "host_copy_gbs": round(gb / common.median([wall(copy) for _ in range(runs)]), 2),
+            "dma_gbs": round(gb / common.median([wall(dma) for _ in range(runs)]), 2)}
+
+
 def ark_time_ms(points, scalars, curve, runs: int = 3) -> float:
     """Wall ms of arkworks' multiexp_unchecked (Rayon: all cores), scalars converted first."""
     scalars = inputs.ark_scalars(scalars)
@@ -249,12 +277,14 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
                                      params | {"vs_floor": round(ms / floor, 2), "stages_ms": stages}, peer))
         if curve is G1:
             ms_up, ms_combine = time_msm_to_point(bases, scalars, out, runs)
+            parts = upload_parts(scalars, runs)
+            print(f"{curve.name} 2^{log_n} upload: {ms_up:.2f} ms wall; {parts}", flush=True)
             anchor = {"name": "sppark G1 (issue 5 anchor, scalar upload)", "value": SPPARK_UPLOAD_MS[log_n],
                       "unit": "ms"} if log_n in SPPARK_UPLOAD_MS else None
             records.append(common.record(
                 f"msm_{name}_log{log_n}_upload", ms_up, "ms", device,
                 params | {"vs_floor": round(ms_up / floor, 2), "timed": "wall: upload, kernels, download, to_point",
-                          "host_combine_ms": round(ms_combine, 3)}, anchor))
+                          "host_combine_ms": round(ms_combine, 3), **parts}, anchor))
         if bits:
             b = inputs.bits_scalar_limbs(n, rng)
             d_b = cuda.to_device(b)
