@@ -50,7 +50,7 @@ import numpy as np
 from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.curve.target import field_call, split
 from numba_cuzk.field.fq2 import fq2_ops
-from numba_cuzk.field.fq2_pair import fq2_pair_ops
+from numba_cuzk.field.fq2_pair import fq2_pair_ops, fq2p_mul2
 from numba_cuzk.field.mont import device, fq_ops
 from numba_cuzk.field.params import FQ
 from numba_cuzk.field.target import local_u32, pair_function, pair_lane
@@ -143,6 +143,8 @@ def point_ops(curve: CurveParams, pair: bool = False) -> PointOps:
                 for j in range(L):
                     arr[2 * L * k + half + j, i] = p[k * L + j]
 
+        mul2 = fq2p_mul2
+
         @simple
         def curve_b(out):
             lane0 = pair_lane() == 0
@@ -162,6 +164,13 @@ def point_ops(curve: CurveParams, pair: bool = False) -> PointOps:
         def store(arr, i, p, coords):
             for j in range(coords * L):
                 arr[j, i] = p[j]
+
+        @simple
+        def mul2(o1, a1, b1, o2, a2, b2):
+            """o1 = a1 b1, o2 = a2 b2; o1 must not alias a2 or b2 (the lane pairs' mul2
+            reads all four inputs first)."""
+            mul(o1, a1, b1)
+            mul(o2, a2, b2)
 
         @simple
         def curve_b(out):
@@ -498,19 +507,16 @@ def point_ops(curve: CurveParams, pair: bool = False) -> PointOps:
         m = local_u32(L)
         dbl(u, p[L:L2])
         sqr(v, u)
-        mul(w, u, v)
-        mul(s, p[:L], v)
+        mul2(w, u, v, s, p[:L], v)
         sqr(m, p[:L])
         dbl(u, m)
         add(m, u, m)
-        mul(out[L2:L3], v, p[L2:L3])
-        mul(out[L3:L4], w, p[L3:L4])
-        mul(w, w, p[L:L2])  # W Y, the last read of Y
+        mul2(out[L2:L3], v, p[L2:L3], out[L3:L4], w, p[L3:L4])
         sqr(u, m)
         sub(u, u, s)
         sub(u, u, s)  # X3
         sub(s, s, u)
-        mul(s, m, s)
+        mul2(s, m, s, w, w, p[L:L2])  # M (S - X3), W Y: p's Y is read last (out may alias p)
         sub(out[L:L2], s, w)
         copy(out[:L], u)
 
@@ -531,11 +537,9 @@ def point_ops(curve: CurveParams, pair: bool = False) -> PointOps:
         pp = local_u32(L)
         r = local_u32(L)
         ppp = local_u32(L)
-        mul(u1, p[:L], q[L2:L3])
-        mul(pp, q[:L], p[L2:L3])
+        mul2(u1, p[:L], q[L2:L3], pp, q[:L], p[L2:L3])
         sub(pp, pp, u1)  # P
-        mul(s1, p[L:L2], q[L3:L4])
-        mul(r, q[L:L2], p[L3:L4])
+        mul2(s1, p[L:L2], q[L3:L4], r, q[L:L2], p[L3:L4])
         sub(r, r, s1)  # R
         if is_zero(pp):
             if is_zero(r):
@@ -543,19 +547,15 @@ def point_ops(curve: CurveParams, pair: bool = False) -> PointOps:
             xyzz_set_identity(out)
             return True
         sqr(ppp, pp)
-        mul(pp, pp, ppp)  # pp = PPP, ppp = PP from here
-        mul(out[L2:L3], p[L2:L3], q[L2:L3])
-        mul(out[L2:L3], out[L2:L3], ppp)
-        mul(out[L3:L4], p[L3:L4], q[L3:L4])
-        mul(out[L3:L4], out[L3:L4], pp)
-        mul(u1, u1, ppp)  # Q
+        mul2(pp, pp, ppp, out[L2:L3], p[L2:L3], q[L2:L3])  # pp = PPP, ppp = PP from here
+        mul2(out[L2:L3], out[L2:L3], ppp, out[L3:L4], p[L3:L4], q[L3:L4])
+        mul2(out[L3:L4], out[L3:L4], pp, u1, u1, ppp)  # ZZZ3, Q
         sqr(ppp, r)
         sub(ppp, ppp, pp)
         sub(ppp, ppp, u1)
         sub(ppp, ppp, u1)  # X3
         sub(u1, u1, ppp)
-        mul(u1, r, u1)
-        mul(s1, s1, pp)
+        mul2(u1, r, u1, s1, s1, pp)
         sub(out[L:L2], u1, s1)
         copy(out[:L], ppp)
         return True
@@ -575,6 +575,8 @@ def point_ops(curve: CurveParams, pair: bool = False) -> PointOps:
         Ordered so that at most 6 field elements live across any product (p's 4 and the
         temporaries; R computed early would make it 7): R after PPP, ZZ3/Q while PP lives,
         Y1 PPP before X3. On G2 one element is 24 registers, the accumulate kernel's spills.
+        Its independent products go in pairs (mul2): on lane pairs that is 15 Fq products
+        per lane instead of 18.
         """
         if aff_is_identity(q):
             copy_point(out, p, 4)
@@ -598,13 +600,10 @@ def point_ops(curve: CurveParams, pair: bool = False) -> PointOps:
                 xyzz_set_identity(out)
             return
         sqr(b, a)  # PP
-        mul(out[L2:L3], p[L2:L3], b)  # ZZ3: p's ZZ is not read again
-        mul(c, p[:L], b)  # Q: nor p's X
-        mul(a, a, b)  # PPP; P and PP dead
-        mul(b, q[L:L2], p[L3:L4])
+        mul2(out[L2:L3], p[L2:L3], b, c, p[:L], b)  # ZZ3 (p's ZZ is not read again), Q (nor p's X)
+        mul2(a, a, b, b, q[L:L2], p[L3:L4])  # PPP (P and PP dead), S2
         sub(b, b, p[L:L2])  # R
-        mul(out[L3:L4], p[L3:L4], a)  # ZZZ3
-        mul(d, p[L:L2], a)  # Y1 PPP: p's Y is not read again
+        mul2(out[L3:L4], p[L3:L4], a, d, p[L:L2], a)  # ZZZ3, Y1 PPP (p's Y is not read again)
         sqr(out[:L], b)
         sub(out[:L], out[:L], a)
         sub(out[:L], out[:L], c)

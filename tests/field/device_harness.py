@@ -12,7 +12,7 @@ from numba import config, cuda, uint32
 
 from numba_cuzk.field import codec
 from numba_cuzk.field.fq2 import FQ2_LIMBS, fq2_ops
-from numba_cuzk.field.fq2_pair import fq2_pair_ops
+from numba_cuzk.field.fq2_pair import fq2_pair_ops, fq2p_mul2
 from numba_cuzk.field.target import pair_lane
 from numba_cuzk.field.mont import montgomery
 from numba_cuzk.field.params import FQ, FieldParams
@@ -217,10 +217,12 @@ FQ2_PAIR_UNARY = ("sqr", "inv", "neg", "dbl", "copy")
 
 @lru_cache(maxsize=None)
 def _fq2_pair_kernel(name: str):
-    """fq2_pair.py's ``name`` on lane pairs: element i on threads 2i, 2i + 1."""
-    f = getattr(fq2_pair_ops, name)
+    """fq2_pair.py's ``name`` on lane pairs: element i on threads 2i, 2i + 1. "mul2":
+    mul2(x, x, y, y, y, y) (outputs aliasing inputs of both products), out = x + y =
+    a b + b^2."""
+    f = fq2p_mul2 if name == "mul2" else getattr(fq2_pair_ops, name)
     unary = name in FQ2_PAIR_UNARY
-    load, store = fq2_pair_ops.load, fq2_pair_ops.store
+    load, store, add = fq2_pair_ops.load, fq2_pair_ops.store, fq2_pair_ops.add
 
     @cuda.jit
     def kernel(n, out, a, b):
@@ -230,7 +232,10 @@ def _fq2_pair_kernel(name: str):
             y = cuda.local.array(P, uint32)
             load(x, a, i)
             load(y, b, i)
-            if unary:
+            if name == "mul2":
+                f(x, x, y, y, y, y)
+                add(x, x, y)
+            elif unary:
                 f(x, x)
             else:
                 f(x, x, y)

@@ -150,6 +150,8 @@ def test_fq2_pair_functions(a, b):
     a, b = a[:n], b[:n]
     for left, right in ((a, b), (a, a)):
         assert dev.fq2_pair_apply("mul", left, right) == [fq2.mul(x, y) for x, y in zip(left, right)]
+        assert dev.fq2_pair_apply("mul2", left, right) == [fq2.add(fq2.mul(x, y), fq2.square(y))
+                                                           for x, y in zip(left, right)]
         assert dev.fq2_pair_apply("add", left, right) == [fq2.add(x, y) for x, y in zip(left, right)]
         assert dev.fq2_pair_apply("sub", left, right) == [fq2.sub(x, y) for x, y in zip(left, right)]
     assert dev.fq2_pair_apply("sqr", a, b) == [fq2.square(x) for x in a]
