@@ -28,7 +28,8 @@
 #   compile`, bench.msm (G1 2^20, 2^24 with and without upload; G2 2^16, 2^20; runs of 64 and 128
 #   entries beside the plan's), bench.ntt at 2^24,
 #   bench.field (fr_mul), bench.groth16 at 2^20 (bit_heavy and mimc), then bench.sass (the hot
-#   kernels' SASS and instruction mix, $OUT/sass.tgz); KERNEL_STEPS="msm ...;ntt ..." runs other steps
+#   kernels' SASS and instruction mix, $OUT/sass.tgz), ncu on bench.profile (the NTT pass's and the
+#   accumulations' stall reasons, $OUT/ncu.txt); KERNEL_STEPS="msm ...;ntt ..." runs other steps
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check (17f405d); $OUT/compile.log, soak.log
@@ -133,6 +134,19 @@ for arg in "$@"; do
         sass=$(mktemp -d)
         timeout 120 python3 -m bench.sass --out "$sass" 2>&1 | grep -v Warning | tail -12 || status=1
         tar czf "$out/sass.tgz" -C "$sass" .
+        # stall reasons, issue and memory figures of the NTT pass and the accumulations (bench.profile)
+        ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+        if [ -n "$ncu" ]; then
+            timeout "${NCU_TIMEOUT:-240}" "$ncu" --profile-from-start off --clock-control none \
+                --kernel-name regex:'gpu_pass|accumulate_g' --section SpeedOfLight --section ComputeWorkloadAnalysis \
+                --section MemoryWorkloadAnalysis --section Occupancy --section SchedulerStats --section WarpStateStats \
+                --section InstructionStats --section LaunchStats python3 -m bench.profile > "$out/ncu.txt" 2>&1 \
+                || { status=1; echo "FAILED: ncu bench.profile"; }
+            grep -E "^  [a-z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|Issued Ipc|Achieved Occupancy" \
+                "$out/ncu.txt" | head -40
+        else
+            echo "no ncu on this machine: bench.profile not run"
+        fi
         continue
     fi
     if [ "$arg" = engine ]; then

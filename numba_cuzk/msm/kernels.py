@@ -200,6 +200,16 @@ def scatter(scalars, montgomery, c, windows, kinds, offsets, cursors, entries):
 # two equal sums): the addition's own doubling branch would be a second dbl site.
 
 
+@cuda.jit(device=True)
+def entry(entries, kinds, w, s):
+    """(base index, negative digit, last of its bucket, adds its base) of entry s of window
+    w; w < 0: scalar s of the 0/1 path."""
+    if w >= 0:
+        e = entries[w, s]
+        return int64(e & INDEX_MASK), (e & SIGN_BIT) != uint32(0), (e & LAST_BIT) != uint32(0), True
+    return int64(s), False, False, kinds[s] == KIND_ONE
+
+
 def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points):
     """Item g < ones0 = windows * max_chunks: run r of window w (g = w * max_chunks + r),
     its entries [r chunk, (r + 1) chunk) in bucket order; the partial sum of each bucket
@@ -216,6 +226,7 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
     2026-12-02); the index cost 40 registers (G1 208 against 166)."""
     acc = local_u32(X)
     base = local_u32(A)
+    ahead = local_u32(A)
     buckets = offsets.shape[1] - 1
     max_chunks = ones0 // offsets.shape[0]
     n = kinds.shape[0]
@@ -244,15 +255,18 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
             start = (g - ones0) * ones_per
             stop = min(start + ones_per, n)
         xyzz_set_identity(acc)
+        if not base_in_memory:
+            load(ahead, bases, entry(entries, kinds, w, start)[0], 2)
         for s in range(start, stop):
-            index = s
-            negative = ends = False
-            if w >= 0:
-                e = entries[w, s]
-                index = int64(e & INDEX_MASK)
-                negative = (e & SIGN_BIT) != uint32(0)
-                ends = (e & LAST_BIT) != uint32(0)
-            if w >= 0 or kinds[s] == KIND_ONE:
+            index, negative, ends, live = entry(entries, kinds, w, s)
+            if not base_in_memory:
+                # a lane pair holds its base in registers: the next one's loads are issued
+                # here, to arrive while this addition runs (the gathers' latency hidden)
+                for j in range(A):
+                    base[j] = ahead[j]
+                if s + 1 < stop:
+                    load(ahead, bases, entry(entries, kinds, w, s + 1)[0], 2)
+            if live:
                 # acc - P = -(-acc + P): negating acc (two Fq subtractions) lets the affine
                 # base stay in global memory, read by the formula where it needs it: 24
                 # registers fewer than a local copy (G1). A lane pair loads its halves.
@@ -261,7 +275,6 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
                 if base_in_memory:
                     add_mixed(acc, acc, bases[:, index])
                 else:
-                    load(base, bases, index, 2)
                     add_mixed(acc, acc, base)
                 if negative:
                     xyzz_neg(acc, acc)
