@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # All GPU checks in one place, for the lent H200 (../shared/device/README.md):
 #   bench/gpu_check.sh COMMIT SECTION...   with SECTION in field, ntt, curve, msm, groth16
+#   COMMIT labels the records: write it out here (a `$(git rev-parse ...)` in the device command reads
+#   the device copy's git metadata, which was the session's first commit on 2026-12-02).
 #   SECTION:tests or SECTION:bench runs one half only.
 #   bench/gpu_check.sh COMMIT all         every GPU test in one `pytest -m gpu` call: the
 #   kernels' tests and the GPU-only ones the simulator skips (the GPU prover with queued
