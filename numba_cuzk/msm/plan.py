@@ -14,11 +14,16 @@ c = 20 (13 windows). The windows' combination (Horner: ~256 doublings, on the ho
 pippenger.to_point) hardly depends on c.
 
 Chunks: the accumulation gives each thread a run of ``chunk`` consecutive entries of a
-window in bucket order (a power of two near the mean bucket size n / 2^(c-1)), and the
-thread writes one partial sum per bucket the run holds. Every thread of a warp adds
-exactly ``chunk`` bases: with runs aligned to buckets instead (at most ``chunk`` points
-of one bucket each), random scalars' Poisson-sized buckets left a warp ~69% busy, each
-waiting for its longest chunk. A giant bucket (all scalars equal) spans many runs; its
+window in bucket order, and the thread writes one partial sum per bucket the run holds.
+Every thread of a warp adds exactly ``chunk`` bases: with runs aligned to buckets instead
+(at most ``chunk`` points of one bucket each), random scalars' Poisson-sized buckets left
+a warp ~69% busy, each waiting for its longest chunk. Each bucket a run splits is one
+more partial sum for the combine to add (a full XYZZ addition), so runs span
+RUN_BUCKETS mean buckets (n / 2^(c-1) entries each): measured on the H200 at 98602e0,
+runs of 4 mean buckets against 1 (chunk 128 against 32) took G1 2^24 from 188.5 to
+168.4 ms (the combine and its partials), G1 2^20 14.5 -> 13.6, G2 2^20 50.1 -> 47.7. But
+no longer than keeps MIN_RUNS runs in all (fewer threads leave SMs idle: G2 2^16, 20
+windows, chunk 16 9.9 ms, 64 10.3, 256 14.0), and never shorter than one mean bucket. A giant bucket (all scalars equal) spans many runs; its
 partial sums are added in a tree by the reduction's combine (pippenger.py's docstring).
 
 Segment: buckets per reduce thread (None: kernels.SEGMENT_BUCKETS). Each thread adds ~2 x
@@ -37,6 +42,8 @@ DIGIT_BITS = SCALAR_BITS + 1  # room for the top window's carry
 MIN_BITS, MAX_BITS = 2, 22
 REDUCE_WEIGHT = 2.8
 MIN_CHUNK, MAX_CHUNK = 8, 256
+RUN_BUCKETS = 4  # mean buckets per run (see Chunks above)
+MIN_RUNS = 1 << 16  # runs of all windows, at least
 
 
 @dataclass(frozen=True)
@@ -82,7 +89,9 @@ def make_plan(n: int, window: int | None = None, chunk: int | None = None, segme
         raise ValueError(f"window bits must be in [{MIN_BITS}, {MAX_BITS}], got {c}")
     if chunk is None:
         mean = max(1, n >> (c - 1))
-        chunk = min(MAX_CHUNK, max(MIN_CHUNK, 1 << (mean - 1).bit_length()))
+        most = max(1, -(-DIGIT_BITS // c) * n // MIN_RUNS)  # entries per run that keep MIN_RUNS runs
+        longest = min((RUN_BUCKETS * mean - 1).bit_length(), most.bit_length() - 1)
+        chunk = min(MAX_CHUNK, max(MIN_CHUNK, 1 << max((mean - 1).bit_length(), longest)))
     if chunk < 1:
         raise ValueError(f"chunk must be >= 1, got {chunk}")
     if segment is not None and (segment < 1 or segment & (segment - 1)):

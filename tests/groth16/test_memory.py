@@ -332,10 +332,10 @@ def test_resident_setup_places_the_queries_as_a_provers_plan_for_its_slots():
     plan: a budget that holds three slots of bit_heavy 2^20 only with B2 streamed, but
     every query beside one slot, sends B2 to pinned host memory for slots=3 and keeps it
     on the device for slots=1 (the engine's Prover has gpu_workers + 1 slots). Chunks of
-    ~0.63 n points: streaming saves less than two more slots (64 B per wire) cost."""
+    n / 2 points: streaming saves less than two more slots (64 B per wire) cost."""
     from numba_cuzk.groth16.setup import _places
 
-    shape, chunk = key_shape("bit_heavy", 20), 5 << 17
+    shape, chunk = key_shape("bit_heavy", 20), 1 << 19
     budget = plan_with(shape, ("b2",), slots=3, chunk=chunk).device_bytes
     assert plan_with(shape, (), slots=3).device_bytes > budget >= plan_with(shape, (), slots=1).device_bytes
     places = {k: _places(shape, True, budget=budget, chunk=chunk, streamed=None, slots=k) for k in (1, 3)}
