@@ -61,7 +61,21 @@ def test_kernel_trace_on_the_gpu(tmp_path):
     steady = analysis.analyze(timeline, "steady")
     (d,) = steady.devices
     assert 0 < d.kernel_busy_pct <= d.busy_pct + 1 and d.outside_phases_pct < 1, d
-    assert steady.phases and all(p.launches > 0 and p.kernel_ms <= p.device_ms + SLACK_MS for p in steady.phases)
+    assert steady.phases and all(p.launches > 0 and p.kernel_ms <= p.device_ms + SLACK_MS for p in steady.phases), \
+        _phases_and_starts(timeline)
+
+
+def _phases_and_starts(timeline) -> str:
+    """Each partition's phases with the kernel records that start in them (ms after the
+    phase's start, and the records starting up to 2 ms before it): what a failure shows."""
+    starts = sorted(r["t_ms"] for r in timeline.of("cupti_kernel"))
+    lines = []
+    for phase in timeline.of("kernel"):
+        inside = [round(t - phase["t_ms"], 3) for t in starts if phase["t_ms"] <= t < phase["end_ms"]]
+        before = [round(t - phase["t_ms"], 3) for t in starts if phase["t_ms"] - 2 <= t < phase["t_ms"]]
+        lines.append(f"{phase['job']}/{phase['partition']} {phase['phase']} [{phase['t_ms']:.3f}, "
+                     f"{phase['end_ms']:.3f}] starts {inside} before {before}")
+    return "\n".join(lines)
 
 
 def test_engine_proves_with_a_key_resident_on_its_gpu(tmp_path):
