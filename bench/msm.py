@@ -145,9 +145,10 @@ def time_msm(bases, scalars, out, runs: int, **options) -> float:
                                                warmup=2))
 
 
-def stage_ms(bases, scalars, out, runs: int) -> dict[str, float]:
+def stage_ms(bases, scalars, out, runs: int, **options) -> dict[str, float]:
     """Device ms of each stage of the MSM's launches (pippenger.STAGES), medians over runs
-    after a warm-up: CUDA events recorded between the stages."""
+    after a warm-up: CUDA events recorded between the stages; ``options``: msm's plan
+    overrides."""
     per_run = []
     for _ in range(runs + 1):
         events = []
@@ -158,7 +159,7 @@ def stage_ms(bases, scalars, out, runs: int) -> dict[str, float]:
 
         start = cuda.event()
         start.record()
-        msm(bases, scalars, out=out, mark=mark)
+        msm(bases, scalars, out=out, mark=mark, **options)
         events[-1][1].synchronize()
         edges = [start] + [e for _, e in events]
         per_run.append({stage: cuda.event_elapsed_time(a, b) for (stage, _), a, b in zip(events, edges, edges[1:])})
@@ -305,13 +306,14 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
             if to_point(msm(bases, d_scalars, out=out_s, **{key: value})) != got:
                 raise AssertionError(f"{curve.name} 2^{log_n}: {key}={value} differs from the default plan")
             ms_s = time_msm(bases, d_scalars, out_s, runs, **{key: value})
+            stages_s = stage_ms(bases, d_scalars, out_s, runs, **{key: value})
             floor_s = override.windows * n / (rate * 1e9) * 1e3
             records.append(common.record(
                 f"msm_{name}_log{log_n}_{key}{value}", ms_s, "ms", device,
                 params | {"window": override.c, "windows": override.windows, "chunk": override.chunk,
                           "segment": override.segment, "floor_ms": round(floor_s, 3),
-                          "vs_floor": round(ms_s / floor_s, 2)}))
-            print(f"{curve.name} 2^{log_n} {key}={value}: {ms_s:.2f} ms", flush=True)
+                          "vs_floor": round(ms_s / floor_s, 2), "stages_ms": stages_s}))
+            print(f"{curve.name} 2^{log_n} {key}={value}: {ms_s:.2f} ms, stages {stages_s}", flush=True)
             clear_cache()  # one workspace per plan: drop the swept one
         common.write(records[first:], "msm", results)
         print(f"{curve.name} 2^{log_n}: {ms:.2f} ms (floor {floor:.2f}) [{time.perf_counter() - t0:.1f} s]", flush=True)
