@@ -151,6 +151,25 @@ for arg in "$@"; do
         fi
         continue
     fi
+    if [ "$arg" = diagnose ]; then
+        # what counters per instruction and the kernel trace say, for the next change (~4 min)
+        echo "=== diagnose: the kernel-trace test, ncu's source counters"
+        python3 -m numba_cuzk.cli compile > "$out/diagnose.log" 2>&1 || status=1
+        timeout 240 python3 -m pytest -m gpu -q -s -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning \
+            --basetemp=/tmp/diagnose tests/engine/test_gpu.py -k kernel_trace >> "$out/diagnose.log" 2>&1 || status=1
+        cp /tmp/diagnose/*/t.jsonl "$out/kernel-trace.jsonl"
+        tail -5 "$out/diagnose.log"
+        ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+        # per SASS instruction: executions and stall samples of the NTT's first two passes and G1's sort and reduce
+        timeout 240 "$ncu" --profile-from-start off --clock-control none --kernel-name regex:'gpu_pass|scatter|reduce_g1' \
+            --launch-count 5 --section SourceCounters --section WarpStateStats -o "$out/diag" --force-overwrite \
+            python3 -m bench.profile --g2-log 16 >> "$out/diagnose.log" 2>&1 || status=1
+        "$ncu" -i "$out/diag.ncu-rep" --page source --print-source sass --csv > "$out/ncu-source.csv" 2>> "$out/diagnose.log" \
+            || status=1
+        "$ncu" -i "$out/diag.ncu-rep" > "$out/ncu-diag.txt" 2>&1
+        ls -la "$out"; head -c 600 "$out/ncu-source.csv"
+        continue
+    fi
     if [ "$arg" = engine ]; then
         echo "=== engine: bench.engine"
         python3 -m bench.engine --workers 15 --scaling "" --jobs 4 --repeat 3 --trace kernels --compare-switch 5 \
