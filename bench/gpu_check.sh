@@ -157,7 +157,7 @@ for arg in "$@"; do
         python3 -m numba_cuzk.cli compile > "$out/diagnose.log" 2>&1 || status=1
         timeout 240 python3 -m pytest -m gpu -q -s -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning \
             --basetemp=/tmp/diagnose tests/engine/test_gpu.py -k kernel_trace >> "$out/diagnose.log" 2>&1 || status=1
-        cp /tmp/diagnose/*/t.jsonl "$out/kernel-trace.jsonl"
+        find /tmp/diagnose -name t.jsonl -exec cp {} "$out/kernel-trace.jsonl" \;
         tail -5 "$out/diagnose.log"
         ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
         # per SASS instruction: executions and stall samples of the NTT's first two passes and G1's sort and reduce

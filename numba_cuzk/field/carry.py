@@ -1,4 +1,4 @@
-"""Montgomery multiplication and squaring as PTX carry chains (CUDA target only).
+"""Montgomery arithmetic as PTX carry chains (CUDA target only): mul, sqr, add, sub, neg.
 
 Why: Numba has no add-with-carry, so the portable code in mont.py spends ~3 instructions
 per 32x32-bit partial product (wide multiply, then a 64-bit add for the carry). PTX's
@@ -32,6 +32,8 @@ Algorithms (N limbs of 32 bits, w = 2^32, R = w^N, both moduli have a spare top 
   high half added at the end ((lo + M*p)/R + hi < 2p). Cost: ~1.5N^2 wide
   multiply-adds + ~10N adds.
 - both end with one conditional subtraction of p (sub chain, borrow, select).
+- add, sub, neg: one chain each, then a selection or a masked p (~3N instructions
+  against ~7N for mont.py's uint64 loops, whose carries ptxas rebuilds with shifts).
 """
 
 from __future__ import annotations
@@ -185,6 +187,60 @@ def _final_subtract(prog: _Program, t: list, out: list, params: FieldParams) -> 
         prog.emit("selp.b32", out[j], t[j], diff[j], "%keep")
 
 
+def _add_ops(params: FieldParams, out: list, a: list, b: list) -> _Program:
+    """out = a + b mod p: one add chain (a + b < 2p < R: no carry out), then the final
+    subtraction."""
+    n = params.limbs
+    prog = _Program()
+    t = [prog.temp() for _ in range(n)]
+    chain = _Chain(prog)
+    for j in range(n):
+        chain.op("add", t[j], a[j], b[j])
+    chain.close()
+    _final_subtract(prog, t, out, params)
+    return prog
+
+
+def _sub_ops(params: FieldParams, out: list, a: list, b: list) -> _Program:
+    """out = a - b mod p: a subtract chain, its borrow as a mask (0 or w - 1) on p's limbs,
+    and an add chain of the masked p (its carry out, set exactly when it wrapped, unused)."""
+    n = params.limbs
+    prog = _Program()
+    t = [prog.temp() for _ in range(n)]
+    for j in range(n):
+        prog.emit("subc.cc.u32" if j else "sub.cc.u32", t[j], a[j], b[j])
+    borrow = prog.temp()
+    prog.emit("subc.u32", borrow, ZERO, ZERO)
+    bit = prog.temp()
+    prog.emit("and.b32", bit, borrow, "1")
+    chain = _Chain(prog)
+    for j in range(n):
+        chain.op("mad.lo", out[j], bit, str(params.modulus_limbs[j]), t[j])
+    return prog
+
+
+def _neg_ops(params: FieldParams, out: list, a: list) -> _Program:
+    """out = p - a, or 0 for a = 0 (not p): a subtract chain from p's limbs, selected by
+    whether any limb of a is nonzero."""
+    n = params.limbs
+    prog = _Program()
+    any_limb = a[0]
+    for j in range(1, n):
+        merged = prog.temp()
+        prog.emit("or.b32", merged, any_limb, a[j])
+        any_limb = merged
+    prog.emit("setp.ne.u32", "%keep", any_limb, ZERO)
+    t = []
+    for j in range(n):
+        limb, diff = prog.temp(), prog.temp()
+        prog.emit("mov.u32", limb, str(params.modulus_limbs[j]))
+        prog.emit("subc.cc.u32" if j else "sub.cc.u32", diff, limb, a[j])
+        t.append(diff)
+    for j in range(n):
+        prog.emit("selp.b32", out[j], t[j], ZERO, "%keep")
+    return prog
+
+
 def _mul_ops(params: FieldParams, out: list, a: list, b: list) -> _Program:
     """CIOS with two accumulators, t = P + Q (+ a pending carry into word 0).
 
@@ -305,6 +361,27 @@ def _operands(n: int, inputs: int) -> tuple[list, list]:
 
 
 @lru_cache(maxsize=None)
+def add_program(params: FieldParams) -> list[Op]:
+    """Ops of out = a + b mod p; operands $0.. out, then a, then b (N limbs each)."""
+    out, (a, b) = _operands(params.limbs, 2)
+    return _add_ops(params, out, a, b).ops
+
+
+@lru_cache(maxsize=None)
+def sub_program(params: FieldParams) -> list[Op]:
+    """Ops of out = a - b mod p; operands as add_program's."""
+    out, (a, b) = _operands(params.limbs, 2)
+    return _sub_ops(params, out, a, b).ops
+
+
+@lru_cache(maxsize=None)
+def neg_program(params: FieldParams) -> list[Op]:
+    """Ops of out = -a mod p; operands $0.. out, then a."""
+    out, (a,) = _operands(params.limbs, 1)
+    return _neg_ops(params, out, a).ops
+
+
+@lru_cache(maxsize=None)
 def mul_program(params: FieldParams) -> list[Op]:
     """Ops of out = a*b/R mod p; operands $0.. out, then a, then b (N limbs each)."""
     out, (a, b) = _operands(params.limbs, 2)
@@ -365,6 +442,24 @@ def _asm_intrinsic(params: FieldParams, ops: list[Op], inputs: int):
     if inputs == 2:
         return intrinsic(lambda typingctx, out, a, b: typer(typingctx, out, a, b))
     return intrinsic(lambda typingctx, out, a: typer(typingctx, out, a))
+
+
+@lru_cache(maxsize=None)
+def add_intrinsic(params: FieldParams):
+    """CUDA intrinsic add(out, a, b): out = a + b mod p on uint32 limb arrays."""
+    return _asm_intrinsic(params, add_program(params), 2)
+
+
+@lru_cache(maxsize=None)
+def sub_intrinsic(params: FieldParams):
+    """CUDA intrinsic sub(out, a, b): out = a - b mod p on uint32 limb arrays."""
+    return _asm_intrinsic(params, sub_program(params), 2)
+
+
+@lru_cache(maxsize=None)
+def neg_intrinsic(params: FieldParams):
+    """CUDA intrinsic neg(out, a): out = -a mod p on uint32 limb arrays."""
+    return _asm_intrinsic(params, neg_program(params), 1)
 
 
 @lru_cache(maxsize=None)

@@ -11,10 +11,10 @@ Style, from ../shared/guide/numba-cuda.md: uint32 limbs held in uint64 accumulat
 (NVVM unrolls them: no local memory); unsigned constants only (a bare int literal would
 promote uint64 arithmetic to float64).
 
-``mul`` and ``sqr`` use the PTX carry chains of carry.py on CUDA; on the CPU target
-``mul``, ``sqr``, ``add``, ``sub`` and ``neg`` are wide.py's 64-bit-limb intrinsics (128-bit
-products). The simulator runs the portable loops below, which CUDA keeps for add/sub/neg;
-``mul_cios``/``sqr_cios`` name the portable products for benchmarks.
+``mul``, ``sqr``, ``add``, ``sub`` and ``neg`` use the PTX carry chains of carry.py on CUDA;
+on the CPU target they are wide.py's 64-bit-limb intrinsics (128-bit products). The
+simulator runs the portable loops below; ``mul_cios``/``sqr_cios`` name the portable
+products for benchmarks.
 """
 
 from __future__ import annotations
@@ -262,9 +262,9 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
         mul_cios(out, a, a)
 
     cpu = wide_ops(params)
-    add = _by_target("add", add_portable, None, cpu["add"], 3)
-    sub = _by_target("sub", sub_portable, None, cpu["sub"], 3)
-    neg = _by_target("neg", neg_portable, None, cpu["neg"], 2)
+    add = _by_target("add", add_portable, carry.add_intrinsic(params), cpu["add"], 3)
+    sub = _by_target("sub", sub_portable, carry.sub_intrinsic(params), cpu["sub"], 3)
+    neg = _by_target("neg", neg_portable, carry.neg_intrinsic(params), cpu["neg"], 2)
     mul = _by_target("mul", mul_cios, carry.mul_intrinsic(params), cpu["mul"], 3)
     sqr = _by_target("sqr", sqr_cios, carry.sqr_intrinsic(params), cpu["sqr"], 2)
 

@@ -58,6 +58,7 @@ SCAN_THREADS = 1 if SIMULATOR else 256
 # The simulator runs one segment per window.
 SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 32
 ONES_PER = 64  # indices per thread of the 0/1 path
+SCATTER_GROUP = 8  # windows whose atomics a scatter thread has in flight at once
 COMBINE_PER = 16  # chunk sums per thread and round of a giant bucket's combine
 # points per thread and level of the windows' final sums: each level is SUM_PER - 1
 # serial additions per thread (a G2 XYZZ addition is ~70 us on one H200 thread), so 4
@@ -171,17 +172,28 @@ def scatter(scalars, montgomery, c, windows, kinds, offsets, cursors, entries):
     """entries[w, slot] = i | (d_w < 0) << 31 at the next slot of bucket |d_w| - 1, with
     LAST_BIT in the bucket's last slot (offsets[w, |d_w|] - 1)."""
     k = local_u32(N)
+    digits = cuda.local.array(SCATTER_GROUP, int64)
+    slots = cuda.local.array(SCATTER_GROUP, int32)
     for i in range(cuda.grid(1), scalars.shape[1], cuda.gridsize(1)):
         if kinds[i] != KIND_OTHER:
             continue
         load_scalar(k, scalars, i, montgomery)
-        for w in range(windows):
-            d = signed_digit(k, w, c)
-            if d != 0:
-                b = abs(d) - 1
-                slot = cuda.atomic.add(cursors, (w, b), int32(1))
-                last = slot == offsets[w, b + 1] - 1
-                entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
+        for w0 in range(0, windows, SCATTER_GROUP):
+            # A group's atomics first, their results used after: one ~1 us round trip to
+            # L2 per group of windows, not per window (ncu: 69% of scatter's stall samples
+            # on the atomic's result when each window waited for its own).
+            for g in range(SCATTER_GROUP):
+                w = w0 + g
+                digits[g] = signed_digit(k, w, c) if w < windows else int64(0)
+                if digits[g] != 0:
+                    slots[g] = cuda.atomic.add(cursors, (w, abs(digits[g]) - 1), int32(1))
+            for g in range(SCATTER_GROUP):
+                d = digits[g]
+                if d != 0:
+                    w = w0 + g
+                    slot = slots[g]
+                    last = slot == offsets[w, abs(d)] - 1
+                    entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
 
 
 # accumulate and reduce, the point kernels, exist once per curve (accumulate_g1, reduce_g2,
@@ -409,6 +421,15 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
             store(out, item, a, 4)
 
 
+# accumulate_g1 in <= 170 registers: 3 blocks of 128 per SM, its warps the latency
+# hiding the additions' carry chains need (ncu: fixed-latency stalls); unbounded, ptxas
+# took 186 (2 blocks) once add and sub became carry chains. The simulator rejects
+# launch_bounds.
+_POINT_OPTIONS = {(name, suffix): {} for name in ("accumulate", "reduce") for suffix in ("g1", "g2")}
+if not SIMULATOR:
+    _POINT_OPTIONS["accumulate", "g1"] = {}
+
+
 def _point_kernels(curve: CurveParams) -> dict:
     """{"accumulate": accumulate_gN, "reduce": reduce_gN, "lanes": threads per point} for
     ``curve``: G1 one thread per point, G2 a lane pair (point_ops(G2, pair=True)). The
@@ -423,7 +444,7 @@ def _point_kernels(curve: CurveParams) -> dict:
         add_unless_equal=P.xyzz_add_unless_equal, dbl=P.xyzz_dbl, base_in_memory=curve.degree == 1,
     )
     suffix = curve.name.lower()
-    kernels = {name: gpu_kernel(specialize(template, f"{name}_{suffix}", **bindings))
+    kernels = {name: gpu_kernel(specialize(template, f"{name}_{suffix}", **bindings), **_POINT_OPTIONS[name, suffix])
                for name, template in (("accumulate", accumulate), ("reduce", reduce))}
     return {**kernels, "lanes": P.lanes}
 

@@ -21,7 +21,10 @@ radix-4 kernels may use a swizzled layout instead (``slot``; the functions that 
 buffer take ``swizzle``).
 
 Every function takes (tid, stride): the GPU passes threadIdx.x and blockDim.x and
-synchronizes between calls; the CPU passes (0, 1).
+synchronizes between calls; the CPU passes (0, 1). The loops over a block's items are
+while loops: range() with a run-time step computes its trip count by a 64-bit division
+on every call (~40 instructions per thread and call, as many as a radix-4 group's loop
+control).
 
 mode bits: PRE multiplies input i by pre[i] (coset g^i, first pass), TWIDDLE applies the
 pre-twiddle (every pass but the first), POST multiplies output o by post[o & mask]
@@ -84,10 +87,12 @@ def slot(row, jl, log_j, swizzle):
 def load_roots(rt, roots, tid, stride, log_r):
     """rt[:, i] = w_R^i for i < R/2, from roots (powers of a 2^MAX_RADIX_LOG-th root)."""
     shift = MAX_RADIX_LOG - log_r
-    for q in range(tid, N << (log_r - 1), stride):
+    q = tid
+    while q < N << (log_r - 1):
         limb = q >> (log_r - 1)
         i = q & ((1 << (log_r - 1)) - 1)
         rt[limb, i] = roots[limb, i << shift]
+        q += stride
 
 
 @device
@@ -127,13 +132,15 @@ def store_element(x, y, dst, b, j, k, post, log_r, log_ns, mode):
 def block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle):
     x = local_u32(N)
     y = local_u32(N)
-    for q in range(tid, 1 << (log_r + log_j), stride):
+    q = tid
+    while q < 1 << (log_r + log_j):
         jl = q & ((1 << log_j) - 1)
         r = q >> log_j
         load_element(x, y, src, b, j0 + jl, r, tw, pre, log_n, log_r, log_ns, mode)
         p = slot(r, jl, log_j, swizzle)
         for limb in range(N):
             buf[limb, p] = x[limb]
+        q += stride
 
 
 @device
@@ -146,7 +153,8 @@ def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j, swizzle):
     log_h = log_r - 1 - s
     h_mask = (1 << log_h) - 1
     j_mask = (1 << log_j) - 1
-    for t in range(tid, 1 << (log_r + log_j - 1), stride):
+    t = tid
+    while t < 1 << (log_r + log_j - 1):
         jl = t & j_mask
         u = t >> log_j
         p = u & h_mask
@@ -166,6 +174,7 @@ def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j, swizzle):
         for limb in range(N):
             buf[limb, s0] = x[limb]
             buf[limb, s1] = w[limb]
+        t += stride
 
 
 @device
@@ -228,7 +237,8 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
     log_h2 = log_r - s - 2
     h2 = 1 << log_h2
     h1 = h2 << 1
-    for q in range(tid, 1 << (log_r + log_j - 2), stride):
+    q = tid
+    while q < 1 << (log_r + log_j - 2):
         jl = q & ((1 << log_j) - 1)
         u = q >> log_j
         p = u & (h2 - 1)
@@ -253,6 +263,7 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
             store_element(x3, t, dst, b, j, bit_reverse(r0 + h1 + h2, log_r), post, log_r, log_ns, mode)
         else:
             move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, True)
+        q += stride
 
 
 @device
@@ -271,7 +282,8 @@ def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns,
     log_a = min(log_j, log_ns)
     run_mask = (1 << (log_a + log_r)) - 1
     a_mask = (1 << log_a) - 1
-    for q in range(tid, 1 << (log_r + log_j), stride):
+    q = tid
+    while q < 1 << (log_r + log_j):
         rem = q & run_mask
         k = rem >> log_a
         jl = ((q >> (log_a + log_r)) << log_a) + (rem & a_mask)
@@ -279,6 +291,7 @@ def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns,
         for limb in range(N):
             x[limb] = buf[limb, p]
         store_element(x, y, dst, b, j0 + jl, k, post, log_r, log_ns, mode)
+        q += stride
 
 
 @device

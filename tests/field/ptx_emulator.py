@@ -36,6 +36,8 @@ def run(ops, inputs: dict) -> dict:
             result, carry = (srcs[0] * srcs[1]) & MASK, None
         elif base == "mov":
             result, carry = srcs[0], None
+        elif base in ("and", "or"):
+            result, carry = (srcs[0] & srcs[1]) if base == "and" else (srcs[0] | srcs[1]), None
         elif base == "neg":
             result, carry = (-srcs[0]) & MASK, None
         elif base == "setp":

@@ -8,7 +8,7 @@ instruction without a carry-out ever drops a carry.
 import pytest
 from hypothesis import given, settings
 
-from numba_cuzk.field.carry import mul_program, render, sqr_program
+from numba_cuzk.field.carry import add_program, mul_program, neg_program, render, sqr_program, sub_program
 from numba_cuzk.field.params import FQ, FR
 from tests.field.ptx_emulator import run
 from tests.field.values import elements
@@ -56,6 +56,35 @@ def test_fr_sqr_program(a):
 @given(elements(FQ))
 def test_fq_sqr_program(a):
     _check_sqr(FQ, a)
+
+
+def _check_linear(params, a, b):
+    n, p = params.limbs, params.modulus
+    both = _limbs(a, n, n) | _limbs(b, n, 2 * n)
+    assert _result(run(add_program(params), both), n) == (a + b) % p
+    assert _result(run(sub_program(params), both), n) == (a - b) % p
+    assert _result(run(neg_program(params), _limbs(a, n, n)), n) == -a % p
+
+
+@settings(max_examples=200)
+@given(elements(FR), elements(FR))
+def test_fr_add_sub_neg_programs(a, b):
+    _check_linear(FR, a, b)
+
+
+@settings(max_examples=200)
+@given(elements(FQ), elements(FQ))
+def test_fq_add_sub_neg_programs(a, b):
+    _check_linear(FQ, a, b)
+
+
+@pytest.mark.parametrize("params", [FR, FQ], ids=["Fr", "Fq"])
+def test_add_sub_neg_programs_at_the_edges(params):
+    """0, 1, p - 1 and equal operands: the carry, the borrow and neg(0) = 0 (not p)."""
+    p = params.modulus
+    for a in (0, 1, p - 1, p // 2, p // 2 + 1):
+        for b in (0, 1, p - 1, a):
+            _check_linear(params, a, b)
 
 
 @pytest.mark.parametrize("params", [FR, FQ], ids=["Fr", "Fq"])
