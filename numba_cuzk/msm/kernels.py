@@ -65,6 +65,7 @@ COMBINE_PER = 16  # chunk sums per thread and round of a giant bucket's combine
 # (five levels at 2^20: 3 additions in a row each) against 16 (three: 15 each); with the
 # proof's launches in a CUDA graph the extra launches cost the host nothing
 SUM_PER = 4
+WAIT = -2  # reduce's target for a thread that sits out a step its warp takes
 SIGN_BIT = np.uint32(1 << 31)
 LAST_BIT = np.uint32(1 << 30)  # the entry ends its bucket: accumulate stores the bucket's partial sum there
 INDEX_MASK = np.uint32((1 << 30) - 1)
@@ -309,7 +310,12 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
     window w (S = B / segments) by running sums over the bucket sums (the first chunk
     of each, points[:, w * max_chunks + j]): TOT = sum (b - lo + 1) B_b, ACC = sum
     B_b; then lo ACC + TOT -> points[:, seg0 + item] (its own slots ACC, TOT, and Y
-    at tmp0 + 3 item + 0, 1, 2), not weighted by its window's 2^(c w).
+    at tmp0 + 3 item + 0, 1, 2), not weighted by its window's 2^(c w). Two launches:
+    src = 0 the running sums (ACC, TOT), src = 1 the rest, in step across a warp: Y = 2Y
+    for every thread, then Y += ACC for the threads whose bit of lo is set while the
+    others wait, bit by bit. In one launch the threads left the running sums a few
+    steps apart (a bucket's partial sums vary) and their doublings and additions fell on
+    the same steps, where a warp runs both.
     segments == 0: per-window sums of groups of ``per`` points. Window 0's points are
     points[:, src .. src + first), window w >= 1's the ``count`` after them,
     points[:, src + first + (w - 1) count ..); its sums go to points[:, dst ..) in the
@@ -334,9 +340,9 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
         xyzz_set_identity(a)
         w = lo = acc = tot = y = bucket = j = k = stop = s1 = s2 = int64(0)
         step = int64(1)
-        phase = 0
-        bit = int64(c) - 1
-        pending = False
+        phase = 1 if segments > 0 and src == 1 else 0
+        bit = int64(c) - 2  # lo < B = 2^(c-1)
+        doubled = False
         if segments > 0:
             w = item // segments
             size = buckets // segments
@@ -344,9 +350,10 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
             acc = tmp0 + 3 * item
             tot = acc + 1
             y = acc + 2
-            store(points, acc, a, 4)
-            store(points, tot, a, 4)
-            store(points, y, a, 4)
+            if phase == 0:
+                store(points, acc, a, 4)
+                store(points, tot, a, 4)
+                store(points, y, a, 4)
             bucket = lo + size - 1
             j = int64(chunk_offsets[w, bucket])
             result = seg0 + item
@@ -386,28 +393,27 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
                         target, s1, s2 = tot, tot, acc
                         bucket -= 1
                         if bucket < lo:
-                            phase = 1
+                            phase = 2  # the first launch's end
                         else:
                             j = int64(chunk_offsets[w, bucket])
-                elif phase == 1:  # Y = lo ACC by double-and-add over c bits
-                    if pending:
-                        target, s1, s2 = y, y, acc
-                        pending = False
-                        bit -= 1
-                    elif bit >= 0:
-                        target, s1, s2 = y, y, y
-                        if (lo >> bit) & 1:
-                            pending = True
-                        else:
-                            bit -= 1
-                    else:
+                elif phase == 1:  # Y = lo ACC, bit by bit: Y = 2 Y, then Y += ACC or wait
+                    if bit < 0:
                         target, s1, s2 = result, y, tot
                         phase = 2
+                    elif not doubled:
+                        target, s1, s2 = y, y, y
+                        doubled = True
+                    else:
+                        target, s1, s2 = (y, y, acc) if (lo >> bit) & 1 else (WAIT, s1, s2)
+                        doubled = False
+                        bit -= 1
             elif k < stop:
                 target, s1, s2 = result, result, k
                 k += step
-            if target < 0:
+            if target == -1:
                 break
+            if target == WAIT:
+                continue
             load(a, points, s1, 4)
             double = s1 == s2  # the offset multiple's c doublings: dbl-2008-s itself
             if not double:  # s2 loaded (G1: 220 registers, 242 read in place)

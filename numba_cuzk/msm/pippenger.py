@@ -31,10 +31,10 @@ GPU pipeline (kernels.py, on ``stream``): classify -> scan -> scatter (counting 
 the signed digits by bucket) -> accumulate (runs of plan.chunk entries, mixed adds, a
 partial sum per bucket in the run; and the 0/1 sums) -> combine (each bucket's partial
 sums, 16 at a time, log16(n / chunk) launches) ->
-reduce (running sums per segment of buckets, unweighted) -> reduce levels (sums of
-SUM_PER = 4 points within each window until one per window is left, copied to ``out``;
-the 0/1 sums count as window 0's): 5 + log16(n / chunk) + log4(n/64 + segments) launches,
-14-20 at 2^16-2^24. The window plan is plan.py's (override with ``window``/``chunk``/``segment``).
+reduce (running sums per segment of buckets, then each segment's offset multiple: two
+launches) -> reduce levels (sums of SUM_PER = 4 points within each window until one per
+window is left, copied to ``out``; the 0/1 sums count as window 0's): 6 + log16(n /
+chunk) + log4(n/64 + segments) launches, 15-21 at 2^16-2^24. The window plan is plan.py's (override with ``window``/``chunk``/``segment``).
 
 0/1 fast path: always on (threshold 0). classify writes a byte per scalar (0, 1, other);
 only "other" scalars get digits; the bases of scalars 1 are summed by accumulate's extra
@@ -305,8 +305,9 @@ def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream, mark) -> N
         stride *= K.COMBINE_PER
     mark("combine")
     items = windows * ws.segments
-    reduce[_grid(items * lanes), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c, plan.max_chunks,
-                                            ws.segments, ws.seg0, ws.tmp0, 0, 0, 0, 1, 0, out)
+    for part in (0, 1):  # the running sums, then the offset multiples in step (K.reduce's docstring)
+        reduce[_grid(items * lanes), K.THREADS, stream](ws.points, ws.chunk_offsets, ws.chunk_buckets, c,
+                                                plan.max_chunks, ws.segments, ws.seg0, ws.tmp0, part, 0, 0, 1, 0, out)
     mark("reduce")
     src, first, count = ws.ones0, ws.first, ws.segments  # window 0: the 0/1 sums and its segments
     level = 0
