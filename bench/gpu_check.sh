@@ -27,8 +27,8 @@
 #   the key (178 and 203 s on the H200 at aa724e5 and 9170361), then the engine's start and 22
 #   partitions (~3 min predicted): run it alone in a call
 #   bench/gpu_check.sh COMMIT kernels     the kernel figures of issue 18 in one call (~5 min): `numba-cuzk
-#   compile`, bench.msm (G1 2^20, 2^24 with and without upload; G2 2^16, 2^20; runs of 32 and 256
-#   entries beside the plan's, 16 and 64 buckets per reduce thread), bench.ntt at 2^24,
+#   compile`, bench.msm (G1 2^20, 2^24 with and without upload; G2 2^16, 2^20; beside the plan's:
+#   window bits -1 and +1, scatter per 1 and 2 windows, runs of 256, 64 buckets per reduce thread), bench.ntt at 2^24,
 #   bench.field (fr_mul), bench.groth16 at 2^20 (bit_heavy and mimc), then bench.sass (the hot
 #   kernels' SASS and instruction mix, $OUT/sass.tgz), ncu on bench.profile (the NTT pass's and the
 #   accumulations' stall reasons, $OUT/ncu.txt); KERNEL_STEPS="msm ...;ntt ..." runs other steps
@@ -125,7 +125,7 @@ for arg in "$@"; do
         log="$out/kernels.log"
         python3 -m numba_cuzk.cli compile > "$log" 2>&1 || status=1
         tail -1 "$log"
-        IFS=';' read -ra steps <<< "${KERNEL_STEPS:-msm --g1 20,24 --g2 16,20 --sweep chunk=32,256 --sweep segment=16,64;ntt --sizes 24 --phase-sizes 24;field;groth16 --sizes 20 --cpu '';groth16 --sizes 20 --cpu '' --circuit mimc}"
+        IFS=';' read -ra steps <<< "${KERNEL_STEPS:-msm --g1 20,24 --g2 16,20 --sweep window_delta=-1,1 --sweep scatter=1,2 --sweep chunk=256 --sweep segment=64;ntt --sizes 24 --phase-sizes 24;field;groth16 --sizes 20 --cpu '';groth16 --sizes 20 --cpu '' --circuit mimc}"
         for step in "${steps[@]}"; do
             name=${step%% *}  # the groth16 runs share one json
             echo "=== bench.$step" >> "$log"

@@ -25,11 +25,13 @@ at least not return the identity. Usage:
     python3 -m bench.msm [--out FILE] [--g1 16,18,20,22,24] [--g2 16,20,22] [--runs 5]
                          [--sweep KEY=V1,V2,...] ...
 
---sweep times each size again with msm's plan override KEY (window, chunk or segment: see
+--sweep times each size again with msm's plan override KEY (window, chunk, segment or scatter: see
 plan.py) set to each value, its result checked against the default plan's, recorded as
 msm_<curve>_logK_<KEY><V>; e.g. ``--g1 "" --g2 16,20,22 --sweep segment=16,32,128
 --sweep chunk=16,64``; ``--sweep threads=64,256``: threads per block of every launch
-(kernels.THREADS). No recompilation: one run tunes them all.
+(kernels.THREADS); ``--sweep window_delta=-1,1``: the window bits each size's plan picks,
+plus each value (recorded as msm_<curve>_logK_window<c>), to check the cost model's
+choice at every size in one run. No recompilation: one run tunes them all.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ ARK_CHECK = {"G1": (16, 20), "G2": (16,)}
 ARK_PEER = (16, 20)
 SPPARK_UPLOAD_MS = {16: 7.8, 18: 20.7, 20: 23.2, 22: 57.6, 24: 175.0}  # issue 5, this H200
 RATE_LOG, RATE_CHUNK = 20, 32
-SWEEP_KEYS = ("window", "chunk", "segment", "threads")  # msm's plan overrides; threads per block
+SWEEP_KEYS = ("window", "chunk", "segment", "scatter", "threads", "window_delta")  # msm's plan overrides; threads per block
 
 
 @lru_cache(maxsize=None)
@@ -298,6 +300,8 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
             records.append(common.record(f"msm_{name}_log{log_n}_bits", ms_b, "ms", device,
                                          params | {"share_01": 0.9}))
         for key, value in sweep:
+            if key == "window_delta":
+                key, value = "window", make_plan(n).c + value
             if key == "threads":
                 records.append(block_size_record(bases, d_scalars, out, got, runs, value, name, log_n, device, params))
                 continue
@@ -311,7 +315,8 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
             records.append(common.record(
                 f"msm_{name}_log{log_n}_{key}{value}", ms_s, "ms", device,
                 params | {"window": override.c, "windows": override.windows, "chunk": override.chunk,
-                          "segment": override.segment, "floor_ms": round(floor_s, 3),
+                          "segment": override.segment, "scatter_windows": override.scatter_windows,
+                          "floor_ms": round(floor_s, 3),
                           "vs_floor": round(ms_s / floor_s, 2), "stages_ms": stages_s}))
             print(f"{curve.name} 2^{log_n} {key}={value}: {ms_s:.2f} ms, stages {stages_s}", flush=True)
             clear_cache()  # one workspace per plan: drop the swept one
@@ -343,7 +348,8 @@ def main(argv=None) -> None:
     parser.add_argument("--g1", default="16,18,20,22,24")
     parser.add_argument("--g2", default="16,20,22")
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--sweep", action="append", default=[], help="KEY=V1,V2 (window, chunk, segment, threads)")
+    parser.add_argument("--sweep", action="append", default=[],
+                        help="KEY=V1,V2 (window, chunk, segment, scatter, threads, window_delta)")
     args = parser.parse_args(argv)
     sweep = parse_sweep(args.sweep)
     device = common.gpu_name()

@@ -108,7 +108,8 @@ def local_kernels() -> dict[str, tuple[object, tuple]]:
         "ntt_pass_radix4_b3": (ntt_kernels.gpu_pass_radix4_b3, ntt_args),
         "classify": (K.classify, (*scalar_args, i32)),  # + counts
         "scan": (K.scan, (i32, 0, i32, i32, i32, i32)),  # (counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets)
-        "scatter": (K.scatter, (*scalar_args, i32, i32, u32(2))),  # + offsets, cursors, entries
+        # (scalars, montgomery, c, first, stop, kinds, offsets, cursors, entries)
+        "scatter": (K.scatter, (u32(FR.limbs), True, 0, 0, 0, kinds, i32, i32, u32(2))),
     }
     for curve in (G1, G2):
         kernels, points, suffix = K.POINT_KERNELS[curve.name], u32(4 * curve.limbs), curve.name.lower()

@@ -169,9 +169,11 @@ def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets, 
 
 
 @gpu_kernel
-def scatter(scalars, montgomery, c, windows, kinds, offsets, cursors, entries):
-    """entries[w, slot] = i | (d_w < 0) << 31 at the next slot of bucket |d_w| - 1, with
-    LAST_BIT in the bucket's last slot (offsets[w, |d_w|] - 1)."""
+def scatter(scalars, montgomery, c, first, stop, kinds, offsets, cursors, entries):
+    """For windows first <= w < stop: entries[w, slot] = i | (d_w < 0) << 31 at the next
+    slot of bucket |d_w| - 1, with LAST_BIT in the bucket's last slot (offsets[w, |d_w|]
+    - 1). Launched per group of windows (plan.scatter_windows): the entries written at
+    random slots stay in L2 while a launch's windows fill them."""
     k = local_u32(N)
     digits = cuda.local.array(SCATTER_GROUP, int64)
     slots = cuda.local.array(SCATTER_GROUP, int32)
@@ -179,13 +181,13 @@ def scatter(scalars, montgomery, c, windows, kinds, offsets, cursors, entries):
         if kinds[i] != KIND_OTHER:
             continue
         load_scalar(k, scalars, i, montgomery)
-        for w0 in range(0, windows, SCATTER_GROUP):
+        for w0 in range(first, stop, SCATTER_GROUP):
             # A group's atomics first, their results used after: one ~1 us round trip to
             # L2 per group of windows, not per window (ncu: 69% of scatter's stall samples
             # on the atomic's result when each window waited for its own).
             for g in range(SCATTER_GROUP):
                 w = w0 + g
-                digits[g] = signed_digit(k, w, c) if w < windows else int64(0)
+                digits[g] = signed_digit(k, w, c) if w < stop else int64(0)
                 if digits[g] != 0:
                     slots[g] = cuda.atomic.add(cursors, (w, abs(digits[g]) - 1), int32(1))
             for g in range(SCATTER_GROUP):

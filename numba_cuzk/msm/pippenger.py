@@ -220,7 +220,8 @@ def result_shape(n: int, curve: CurveParams, window: int | None = None) -> tuple
 
 
 def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = False,
-        window: int | None = None, chunk: int | None = None, segment: int | None = None, out=None,
+        window: int | None = None, chunk: int | None = None, segment: int | None = None,
+        scatter: int | None = None, out=None,
         stream=None, workspace: Workspace | None = None, mark: Callable[[str], None] | None = None) -> WindowSums:
     """sum_i scalars[i] * bases[i] as its window sums; see the module docstring. With
     ``workspace`` (GPU; its curve, n <= workspace.plan.n) its plan is used (not
@@ -235,8 +236,8 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
     if bases.on_device and not is_point_major(bases.points):  # a copy per call: upload_bases keeps one
         bases = Bases(curve, point_major(bases.points, stream=stream))
     n = _check_scalars(scalars, bases.count)
-    plan = make_plan(n, window, chunk, segment) if workspace is None else _workspace_plan(workspace, curve, n, (
-        window, chunk, segment))
+    plan = make_plan(n, window, chunk, segment, scatter) if workspace is None else _workspace_plan(
+        workspace, curve, n, (window, chunk, segment, scatter))
     shape = (4 * curve.limbs, plan.windows)
     if out is not None and (out.dtype != np.uint32 or tuple(out.shape) != shape
                             or is_device_array(out) != bases.on_device):
@@ -270,7 +271,7 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
 
 def _workspace_plan(workspace: Workspace, curve: CurveParams, n: int, overrides: tuple) -> Plan:
     if any(x is not None for x in overrides):
-        raise ValueError("msm: window, chunk and segment come from the workspace's plan")
+        raise ValueError("msm: window, chunk, segment and scatter come from the workspace's plan")
     if workspace.curve.name != curve.name or n > workspace.plan.n:
         raise ValueError(f"msm: a {workspace.curve.name} workspace for {workspace.plan.n} scalars cannot serve "
                          f"{n} {curve.name} scalars")
@@ -290,8 +291,9 @@ def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream, mark) -> N
     K.scan[per_window, K.SCAN_THREADS, stream](ws.counts, plan.chunk, ws.offsets, ws.cursors, ws.chunk_offsets,
                                                 ws.chunk_buckets)
     mark("scan")
-    K.scatter[per_scalar, K.THREADS, stream](scalars, montgomery, c, windows, ws.kinds, ws.offsets, ws.cursors,
-                                             ws.entries)
+    for first in range(0, windows, plan.scatter_windows):
+        K.scatter[per_scalar, K.THREADS, stream](scalars, montgomery, c, first, min(windows, first + plan.scatter_windows),
+                                                 ws.kinds, ws.offsets, ws.cursors, ws.entries)
     mark("scatter")
     lanes = kern["lanes"]  # threads per point (G2: a lane pair)
     kern["accumulate"][_grid(ws.seg0 * lanes), K.THREADS, stream](

@@ -31,6 +31,11 @@ segment bucket sums in a row, then ~1.5 c operations for its offset multiple, so
 segment shortens the reduction's critical path and raises its thread count (and the
 offset work, which is per thread): a tuning knob for bench/msm.py's --sweep, not a
 cost-model choice.
+
+Scatter: windows per scatter launch (None: all in one). Each launch reads every scalar
+again but writes entries of its windows only, 4n bytes per window at random slots: a
+tuning knob (bench/msm.py --sweep scatter=1,2), for whether L2 holding a launch's
+entries outweighs the scalars read again.
 """
 
 from __future__ import annotations
@@ -51,12 +56,18 @@ class Plan:
     """c: window bits; windows: ceil(256 / c); buckets: 2^(c-1) per window;
     chunk: the points one accumulation thread sums (a run); max_chunks: bound on the
     partial sums of one window (each run gives one, plus one per bucket that begins
-    inside a run: <= ceil(n / chunk) + buckets)."""
+    inside a run: <= ceil(n / chunk) + buckets); segment, scatter: see above."""
 
     n: int
     c: int
     chunk: int
     segment: int | None = None
+    scatter: int | None = None
+
+    @property
+    def scatter_windows(self) -> int:
+        """Windows per scatter launch."""
+        return min(self.windows, self.scatter or self.windows)
 
     @property
     def windows(self) -> int:
@@ -81,9 +92,10 @@ def best_window(n: int) -> int:
     return min(range(MIN_BITS, MAX_BITS + 1), key=lambda c: (cost(max(n, 1), c), c))
 
 
-def make_plan(n: int, window: int | None = None, chunk: int | None = None, segment: int | None = None) -> Plan:
-    """The plan for n scalars; ``window``, ``chunk`` and ``segment`` override the choices
-    (tuning)."""
+def make_plan(n: int, window: int | None = None, chunk: int | None = None, segment: int | None = None,
+              scatter: int | None = None) -> Plan:
+    """The plan for n scalars; ``window``, ``chunk``, ``segment`` and ``scatter`` override
+    the choices (tuning)."""
     c = best_window(n) if window is None else window
     if not MIN_BITS <= c <= MAX_BITS:
         raise ValueError(f"window bits must be in [{MIN_BITS}, {MAX_BITS}], got {c}")
@@ -96,4 +108,6 @@ def make_plan(n: int, window: int | None = None, chunk: int | None = None, segme
         raise ValueError(f"chunk must be >= 1, got {chunk}")
     if segment is not None and (segment < 1 or segment & (segment - 1)):
         raise ValueError(f"segment must be a power of two, got {segment}")
-    return Plan(n=n, c=c, chunk=chunk, segment=segment)
+    if scatter is not None and scatter < 1:
+        raise ValueError(f"scatter must be >= 1 windows per launch, got {scatter}")
+    return Plan(n=n, c=c, chunk=chunk, segment=segment, scatter=scatter)

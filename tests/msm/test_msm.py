@@ -157,6 +157,20 @@ def test_segment_override():
         make_plan(16, segment=3)
 
 
+def test_scatter_override():
+    """Scatter launched per window and per 3 windows (with a last, shorter group) gives the
+    one-launch result; 0 windows per launch is refused."""
+    pts = inputs.multiples(G1, N, random.Random(15))
+    rng = random.Random(10)
+    values = [rng.randrange(inputs.R) for _ in range(N)]
+    bases = bases_for("gpu", pts, G1)
+    for scatter in (1, 3):
+        assert run("gpu", bases, values, window=5, scatter=scatter) == expect(G1, pts, values)
+    assert make_plan(16, window=5, scatter=3).scatter_windows == 3 and make_plan(16, window=5).scatter_windows == 52
+    with pytest.raises(ValueError):
+        make_plan(16, scatter=0)
+
+
 def test_preallocated_out(backend, curve, points):
     """``out`` of ``result_shape`` is the result's sums (reused across calls); a wrong shape
     or side is refused."""
