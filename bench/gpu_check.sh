@@ -31,7 +31,8 @@
 #   window bits -1 and +1, scatter per 1 and 2 windows, runs of 256, 64 buckets per reduce thread), bench.ntt at 2^24,
 #   bench.field (fr_mul), bench.groth16 at 2^20 (bit_heavy and mimc), then bench.sass (the hot
 #   kernels' SASS and instruction mix, $OUT/sass.tgz), ncu on bench.profile (the NTT pass's and the
-#   accumulations' stall reasons, $OUT/ncu.txt); KERNEL_STEPS="msm ...;ntt ..." runs other steps
+#   accumulations' stall reasons, $OUT/ncu.txt); KERNEL_STEPS="msm ...;ntt ..." runs other steps,
+#   KERNEL_PROFILE=0 skips bench.sass and ncu
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check (17f405d); $OUT/compile.log, soak.log
@@ -133,6 +134,7 @@ for arg in "$@"; do
                 | grep -v -E "Warning|warn\(" | tee -a "$log" | tail -12
             [ "${PIPESTATUS[0]}" -eq 0 ] || { status=1; echo "FAILED: bench.$step"; }
         done
+        [ "${KERNEL_PROFILE:-1}" = 0 ] && continue  # KERNEL_PROFILE=0: no SASS, no ncu
         sass=$(mktemp -d)
         timeout 120 python3 -m bench.sass --out "$sass" 2>&1 | grep -v Warning | tail -12 || status=1
         tar czf "$out/sass.tgz" -C "$sass" .
