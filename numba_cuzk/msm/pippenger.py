@@ -28,13 +28,13 @@
   (all-zero sums).
 
 GPU pipeline (kernels.py, on ``stream``): classify -> scan -> scatter (counting sort of
-the signed digits by bucket) -> accumulate (runs of plan.chunk entries, mixed adds, a
+the signed digits by bucket; one launch per plan.scatter_windows windows) -> accumulate (runs of plan.chunk entries, mixed adds, a
 partial sum per bucket in the run; and the 0/1 sums) -> combine (each bucket's partial
 sums, 16 at a time, log16(n / chunk) launches) ->
 reduce (running sums per segment of buckets, then each segment's offset multiple: two
 launches) -> reduce levels (sums of SUM_PER = 4 points within each window until one per
-window is left, copied to ``out``; the 0/1 sums count as window 0's): 6 + log16(n /
-chunk) + log4(n/64 + segments) launches, 15-21 at 2^16-2^24. The window plan is plan.py's (override with ``window``/``chunk``/``segment``).
+window is left, copied to ``out``; the 0/1 sums count as window 0's): 5 + scatter's +
+log16(n / chunk) + log4(n/64 + segments) launches, 15-33 at 2^16-2^24. The window plan is plan.py's (override with ``window``/``chunk``/``segment``).
 
 0/1 fast path: always on (threshold 0). classify writes a byte per scalar (0, 1, other);
 only "other" scalars get digits; the bases of scalars 1 are summed by accumulate's extra

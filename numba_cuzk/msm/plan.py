@@ -32,10 +32,14 @@ segment shortens the reduction's critical path and raises its thread count (and 
 offset work, which is per thread): a tuning knob for bench/msm.py's --sweep, not a
 cost-model choice.
 
-Scatter: windows per scatter launch (None: all in one). Each launch reads every scalar
-again but writes entries of its windows only, 4n bytes per window at random slots: a
-tuning knob (bench/msm.py --sweep scatter=1,2), for whether L2 holding a launch's
-entries outweighs the scalars read again.
+Scatter: windows per scatter launch. Each launch reads every scalar again but writes the
+entries of its windows only, 4n bytes per window at random slots, which L2 (50 MB on the
+H200) merges into whole sectors while it holds them. So a launch takes as many windows
+as SCATTER_BYTES of entries hold (at least one). Measured on the H200 at 7ae7233
+(scatter stage, ms): G1 2^24 (67 MB a window) 22.1 in one launch, 12.5 two windows a
+launch, 11.7 one; G1 2^20 (4 MB) 0.74 / 0.55 / 0.90; G2 2^16 (0.26 MB) 0.13 / 0.55 /
+1.03. Past 2^24 (unmeasured: a window far beyond L2, the scalars read once more per
+window) one launch as before. Override ``scatter`` to tune (bench/msm.py --sweep).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ REDUCE_WEIGHT = 2.8
 MIN_CHUNK, MAX_CHUNK = 8, 256
 RUN_BUCKETS = 4  # mean buckets per run (see Chunks above)
 MIN_RUNS = 1 << 16  # runs of all windows, at least
+SCATTER_BYTES = 32 << 20  # entries a scatter launch writes (see Scatter above)
 
 
 @dataclass(frozen=True)
@@ -66,8 +71,13 @@ class Plan:
 
     @property
     def scatter_windows(self) -> int:
-        """Windows per scatter launch."""
-        return min(self.windows, self.scatter or self.windows)
+        """Windows per scatter launch (see Scatter above)."""
+        if self.scatter is not None:
+            return min(self.windows, self.scatter)
+        window_bytes = 4 * self.n
+        if window_bytes > 2 * SCATTER_BYTES:
+            return self.windows
+        return min(self.windows, max(1, SCATTER_BYTES // window_bytes))
 
     @property
     def windows(self) -> int:

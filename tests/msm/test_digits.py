@@ -52,3 +52,10 @@ def test_plan():
         make_plan(10, window=1)
     with pytest.raises(ValueError):
         make_plan(10, chunk=0)
+
+
+def test_scatter_windows():
+    """Scatter launches take the windows whose entries fit SCATTER_BYTES (the measured
+    sizes: all at 2^16, 8 at 2^20, 1 at 2^24), all past 2^24; an override wins."""
+    assert [make_plan(1 << k).scatter_windows for k in (16, 20, 24, 25, 27)] == [20, 8, 1, 13, 12]
+    assert make_plan(1 << 24, scatter=4).scatter_windows == 4 and make_plan(1 << 16, scatter=99).scatter_windows == 20
