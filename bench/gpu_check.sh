@@ -128,7 +128,10 @@ for arg in "$@"; do
         tail -1 "$log"
         IFS=';' read -ra steps <<< "${KERNEL_STEPS:-msm --g1 20,24 --g2 16,20 --sweep window_delta=-1,1 --sweep scatter=1,2 --sweep chunk=256 --sweep segment=64;ntt --sizes 24 --phase-sizes 24;field;groth16 --sizes 20 --cpu '';groth16 --sizes 20 --cpu '' --circuit mimc}"
         for step in "${steps[@]}"; do
-            name=${step%% *}  # the groth16 runs share one json
+            name=${step%% *}  # the groth16 runs share one json; a repeated msm or ntt step gets msm-2.json, ...
+            if [ "$name" != groth16 ] && [ -e "$out/$name.json" ]; then
+                k=2; while [ -e "$out/$name-$k.json" ]; do k=$((k + 1)); done; name=$name-$k
+            fi
             echo "=== bench.$step" >> "$log"
             eval "timeout ${BENCH_TIMEOUT:-300} python3 -m bench.$step --out $out/$name.json" 2>&1 \
                 | grep -v -E "Warning|warn\(" | tee -a "$log" | tail -12
