@@ -182,9 +182,10 @@ def scatter(scalars, montgomery, c, first, stop, kinds, offsets, cursors, entrie
             continue
         load_scalar(k, scalars, i, montgomery)
         for w0 in range(first, stop, SCATTER_GROUP):
-            # A group's atomics first, their results used after: one ~1 us round trip to
-            # L2 per group of windows, not per window (ncu: 69% of scatter's stall samples
-            # on the atomic's result when each window waited for its own).
+            # A group's atomics first, their results used after: one round trip to L2 per
+            # group of windows, not per window. ncu put 69% of scatter's stall samples on
+            # the atomic's result, but this left G1 2^24's scatter at 21.5 ms: the random
+            # entry writes were its bound, which the launches per window address.
             for g in range(SCATTER_GROUP):
                 w = w0 + g
                 digits[g] = signed_digit(k, w, c) if w < stop else int64(0)
