@@ -54,6 +54,10 @@ unset PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-/tmp/pycache}
 status=0
 
+find_ncu() {
+    command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1
+}
+
 every_gpu_test() {
     echo "# numba-cuzk $commit, $(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
     python3 -m numba_cuzk.cli compile
@@ -142,7 +146,7 @@ for arg in "$@"; do
         timeout 120 python3 -m bench.sass --out "$sass" 2>&1 | grep -v Warning | tail -12 || status=1
         tar czf "$out/sass.tgz" -C "$sass" .
         # stall reasons, issue and memory figures of the NTT pass and the accumulations (bench.profile)
-        ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+        ncu=$(find_ncu)
         if [ -n "$ncu" ]; then
             timeout "${NCU_TIMEOUT:-240}" "$ncu" --profile-from-start off --clock-control none \
                 --kernel-name regex:'gpu_pass|accumulate_g' --section SpeedOfLight --section ComputeWorkloadAnalysis \
@@ -164,7 +168,7 @@ for arg in "$@"; do
             --basetemp=/tmp/diagnose tests/engine/test_gpu.py -k kernel_trace >> "$out/diagnose.log" 2>&1 || status=1
         find /tmp/diagnose -name t.jsonl -exec cp {} "$out/kernel-trace.jsonl" \;
         tail -5 "$out/diagnose.log"
-        ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+        ncu=$(find_ncu)
         # per SASS instruction: executions and stall samples of the NTT's first two passes and G1's sort and reduce
         timeout 240 "$ncu" --profile-from-start off --clock-control none --kernel-name regex:'gpu_pass|scatter|reduce_g1' \
             --launch-count 5 --section SourceCounters --section WarpStateStats -o "$out/diag" --force-overwrite \

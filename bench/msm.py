@@ -61,7 +61,8 @@ ARK_CHECK = {"G1": (16, 20), "G2": (16,)}
 ARK_PEER = (16, 20)
 SPPARK_UPLOAD_MS = {16: 7.8, 18: 20.7, 20: 23.2, 22: 57.6, 24: 175.0}  # issue 5, this H200
 RATE_LOG, RATE_CHUNK = 20, 32
-SWEEP_KEYS = ("window", "chunk", "segment", "scatter", "threads", "window_delta")  # msm's plan overrides; threads per block
+# msm's plan overrides; threads per block; window bits relative to the plan's
+SWEEP_KEYS = ("window", "chunk", "segment", "scatter", "threads", "window_delta")
 
 
 @lru_cache(maxsize=None)

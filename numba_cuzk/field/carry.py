@@ -360,39 +360,18 @@ def _operands(n: int, inputs: int) -> tuple[list, list]:
     return out, ins
 
 
-@lru_cache(maxsize=None)
-def add_program(params: FieldParams) -> list[Op]:
-    """Ops of out = a + b mod p; operands $0.. out, then a, then b (N limbs each)."""
-    out, (a, b) = _operands(params.limbs, 2)
-    return _add_ops(params, out, a, b).ops
+# name -> (op builder, inputs): out = a + b, a - b, -a, a*b/R, a^2/R (mod p)
+_OPERATIONS = {"add": (_add_ops, 2), "sub": (_sub_ops, 2), "neg": (_neg_ops, 1), "mul": (_mul_ops, 2),
+               "sqr": (_sqr_ops, 1)}
 
 
 @lru_cache(maxsize=None)
-def sub_program(params: FieldParams) -> list[Op]:
-    """Ops of out = a - b mod p; operands as add_program's."""
-    out, (a, b) = _operands(params.limbs, 2)
-    return _sub_ops(params, out, a, b).ops
-
-
-@lru_cache(maxsize=None)
-def neg_program(params: FieldParams) -> list[Op]:
-    """Ops of out = -a mod p; operands $0.. out, then a."""
-    out, (a,) = _operands(params.limbs, 1)
-    return _neg_ops(params, out, a).ops
-
-
-@lru_cache(maxsize=None)
-def mul_program(params: FieldParams) -> list[Op]:
-    """Ops of out = a*b/R mod p; operands $0.. out, then a, then b (N limbs each)."""
-    out, (a, b) = _operands(params.limbs, 2)
-    return _mul_ops(params, out, a, b).ops
-
-
-@lru_cache(maxsize=None)
-def sqr_program(params: FieldParams) -> list[Op]:
-    """Ops of out = a^2/R mod p; operands $0.. out, then a (N limbs each)."""
-    out, (a,) = _operands(params.limbs, 1)
-    return _sqr_ops(params, out, a).ops
+def program(params: FieldParams, operation: str) -> list[Op]:
+    """Ops of ``operation`` (add, sub, neg, mul or sqr); operands $0.. out, then each
+    input's N limbs (a, then b)."""
+    build, inputs = _OPERATIONS[operation]
+    out, ins = _operands(params.limbs, inputs)
+    return build(params, out, *ins).ops
 
 
 def render(ops: list[Op]) -> str:
@@ -445,33 +424,10 @@ def _asm_intrinsic(params: FieldParams, ops: list[Op], inputs: int):
 
 
 @lru_cache(maxsize=None)
-def add_intrinsic(params: FieldParams):
-    """CUDA intrinsic add(out, a, b): out = a + b mod p on uint32 limb arrays."""
-    return _asm_intrinsic(params, add_program(params), 2)
-
-
-@lru_cache(maxsize=None)
-def sub_intrinsic(params: FieldParams):
-    """CUDA intrinsic sub(out, a, b): out = a - b mod p on uint32 limb arrays."""
-    return _asm_intrinsic(params, sub_program(params), 2)
-
-
-@lru_cache(maxsize=None)
-def neg_intrinsic(params: FieldParams):
-    """CUDA intrinsic neg(out, a): out = -a mod p on uint32 limb arrays."""
-    return _asm_intrinsic(params, neg_program(params), 1)
-
-
-@lru_cache(maxsize=None)
-def mul_intrinsic(params: FieldParams):
-    """CUDA intrinsic mul(out, a, b): out = a*b/R mod p on uint32 limb arrays."""
-    return _asm_intrinsic(params, mul_program(params), 2)
-
-
-@lru_cache(maxsize=None)
-def sqr_intrinsic(params: FieldParams):
-    """CUDA intrinsic sqr(out, a): out = a^2/R mod p on uint32 limb arrays."""
-    return _asm_intrinsic(params, sqr_program(params), 1)
+def intrinsic(params: FieldParams, operation: str):
+    """CUDA intrinsic ``operation``(out, a[, b]) running ``program``'s asm block on uint32
+    limb arrays."""
+    return _asm_intrinsic(params, program(params, operation), _OPERATIONS[operation][1])
 
 
 def opaque(x):

@@ -262,11 +262,11 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
         mul_cios(out, a, a)
 
     cpu = wide_ops(params)
-    add = _by_target("add", add_portable, carry.add_intrinsic(params), cpu["add"], 3)
-    sub = _by_target("sub", sub_portable, carry.sub_intrinsic(params), cpu["sub"], 3)
-    neg = _by_target("neg", neg_portable, carry.neg_intrinsic(params), cpu["neg"], 2)
-    mul = _by_target("mul", mul_cios, carry.mul_intrinsic(params), cpu["mul"], 3)
-    sqr = _by_target("sqr", sqr_cios, carry.sqr_intrinsic(params), cpu["sqr"], 2)
+    add = _by_target("add", add_portable, carry.intrinsic(params, "add"), cpu["add"], 3)
+    sub = _by_target("sub", sub_portable, carry.intrinsic(params, "sub"), cpu["sub"], 3)
+    neg = _by_target("neg", neg_portable, carry.intrinsic(params, "neg"), cpu["neg"], 2)
+    mul = _by_target("mul", mul_cios, carry.intrinsic(params, "mul"), cpu["mul"], 3)
+    sqr = _by_target("sqr", sqr_cios, carry.intrinsic(params, "sqr"), cpu["sqr"], 2)
 
     @device
     def dbl(out, a):

@@ -58,7 +58,6 @@ SCAN_THREADS = 1 if SIMULATOR else 256
 # The simulator runs one segment per window.
 SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 32
 ONES_PER = 64  # indices per thread of the 0/1 path
-SCATTER_GROUP = 8  # windows whose atomics a scatter thread has in flight at once
 COMBINE_PER = 16  # chunk sums per thread and round of a giant bucket's combine
 # points per thread and level of the windows' final sums: each level is SUM_PER - 1
 # serial additions per thread (a G2 XYZZ addition is ~70 us on one H200 thread), so 4
@@ -175,29 +174,17 @@ def scatter(scalars, montgomery, c, first, stop, kinds, offsets, cursors, entrie
     - 1). Launched per group of windows (plan.scatter_windows): the entries written at
     random slots stay in L2 while a launch's windows fill them."""
     k = local_u32(N)
-    digits = cuda.local.array(SCATTER_GROUP, int64)
-    slots = cuda.local.array(SCATTER_GROUP, int32)
     for i in range(cuda.grid(1), scalars.shape[1], cuda.gridsize(1)):
         if kinds[i] != KIND_OTHER:
             continue
         load_scalar(k, scalars, i, montgomery)
-        for w0 in range(first, stop, SCATTER_GROUP):
-            # A group's atomics first, their results used after: one round trip to L2 per
-            # group of windows, not per window. ncu put 69% of scatter's stall samples on
-            # the atomic's result, but this left G1 2^24's scatter at 21.5 ms: the random
-            # entry writes were its bound, which the launches per window address.
-            for g in range(SCATTER_GROUP):
-                w = w0 + g
-                digits[g] = signed_digit(k, w, c) if w < stop else int64(0)
-                if digits[g] != 0:
-                    slots[g] = cuda.atomic.add(cursors, (w, abs(digits[g]) - 1), int32(1))
-            for g in range(SCATTER_GROUP):
-                d = digits[g]
-                if d != 0:
-                    w = w0 + g
-                    slot = slots[g]
-                    last = slot == offsets[w, abs(d)] - 1
-                    entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
+        for w in range(first, stop):
+            d = signed_digit(k, w, c)
+            if d != 0:
+                b = abs(d) - 1
+                slot = cuda.atomic.add(cursors, (w, b), int32(1))
+                last = slot == offsets[w, b + 1] - 1
+                entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
 
 
 # accumulate and reduce, the point kernels, exist once per curve (accumulate_g1, reduce_g2,

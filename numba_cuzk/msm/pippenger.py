@@ -28,13 +28,14 @@
   (all-zero sums).
 
 GPU pipeline (kernels.py, on ``stream``): classify -> scan -> scatter (counting sort of
-the signed digits by bucket; one launch per plan.scatter_windows windows) -> accumulate (runs of plan.chunk entries, mixed adds, a
-partial sum per bucket in the run; and the 0/1 sums) -> combine (each bucket's partial
-sums, 16 at a time, log16(n / chunk) launches) ->
+the signed digits by bucket; one launch per plan.scatter_windows windows) -> accumulate
+(runs of plan.chunk entries, mixed adds, a partial sum per bucket in the run; and the 0/1
+sums) -> combine (each bucket's partial sums, 16 at a time, log16(n / chunk) launches) ->
 reduce (running sums per segment of buckets, then each segment's offset multiple: two
 launches) -> reduce levels (sums of SUM_PER = 4 points within each window until one per
 window is left, copied to ``out``; the 0/1 sums count as window 0's): 5 + scatter's +
-log16(n / chunk) + log4(n/64 + segments) launches, 15-33 at 2^16-2^24. The window plan is plan.py's (override with ``window``/``chunk``/``segment``).
+log16(n / chunk) + log4(n/64 + segments) launches, 15-33 at 2^16-2^24. The window plan is
+plan.py's (override with ``window``/``chunk``/``segment``/``scatter``).
 
 0/1 fast path: always on (threshold 0). classify writes a byte per scalar (0, 1, other);
 only "other" scalars get digits; the bases of scalars 1 are summed by accumulate's extra
@@ -292,8 +293,9 @@ def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream, mark) -> N
                                                 ws.chunk_buckets)
     mark("scan")
     for first in range(0, windows, plan.scatter_windows):
-        K.scatter[per_scalar, K.THREADS, stream](scalars, montgomery, c, first, min(windows, first + plan.scatter_windows),
-                                                 ws.kinds, ws.offsets, ws.cursors, ws.entries)
+        stop = min(windows, first + plan.scatter_windows)
+        K.scatter[per_scalar, K.THREADS, stream](scalars, montgomery, c, first, stop, ws.kinds, ws.offsets,
+                                                 ws.cursors, ws.entries)
     mark("scatter")
     lanes = kern["lanes"]  # threads per point (G2: a lane pair)
     kern["accumulate"][_grid(ws.seg0 * lanes), K.THREADS, stream](

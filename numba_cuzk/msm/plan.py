@@ -23,8 +23,9 @@ RUN_BUCKETS mean buckets (n / 2^(c-1) entries each): measured on the H200 at 986
 runs of 4 mean buckets against 1 (chunk 128 against 32) took G1 2^24 from 188.5 to
 168.4 ms (the combine and its partials), G1 2^20 14.5 -> 13.6, G2 2^20 50.1 -> 47.7. But
 no longer than keeps MIN_RUNS runs in all (fewer threads leave SMs idle: G2 2^16, 20
-windows, chunk 16 9.9 ms, 64 10.3, 256 14.0), and never shorter than one mean bucket. A giant bucket (all scalars equal) spans many runs; its
-partial sums are added in a tree by the reduction's combine (pippenger.py's docstring).
+windows, chunk 16 9.9 ms, 64 10.3, 256 14.0), and never shorter than one mean bucket. A
+giant bucket (all scalars equal) spans many runs; its partial sums are added in a tree
+by the reduction's combine (pippenger.py's docstring).
 
 Segment: buckets per reduce thread (None: kernels.SEGMENT_BUCKETS). Each thread adds ~2 x
 segment bucket sums in a row, then ~1.5 c operations for its offset multiple, so a smaller

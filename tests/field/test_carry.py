@@ -8,7 +8,7 @@ instruction without a carry-out ever drops a carry.
 import pytest
 from hypothesis import given, settings
 
-from numba_cuzk.field.carry import add_program, mul_program, neg_program, render, sqr_program, sub_program
+from numba_cuzk.field.carry import program, render
 from numba_cuzk.field.params import FQ, FR
 from tests.field.ptx_emulator import run
 from tests.field.values import elements
@@ -24,13 +24,13 @@ def _result(regs: dict, n: int) -> int:
 
 def _check_mul(params, a, b):
     n, p = params.limbs, params.modulus
-    regs = run(mul_program(params), _limbs(a, n, n) | _limbs(b, n, 2 * n))
+    regs = run(program(params, "mul"), _limbs(a, n, n) | _limbs(b, n, 2 * n))
     assert _result(regs, n) == a * b * params.r_inv % p
 
 
 def _check_sqr(params, a):
     n, p = params.limbs, params.modulus
-    regs = run(sqr_program(params), _limbs(a, n, n))
+    regs = run(program(params, "sqr"), _limbs(a, n, n))
     assert _result(regs, n) == a * a * params.r_inv % p
 
 
@@ -61,9 +61,9 @@ def test_fq_sqr_program(a):
 def _check_linear(params, a, b):
     n, p = params.limbs, params.modulus
     both = _limbs(a, n, n) | _limbs(b, n, 2 * n)
-    assert _result(run(add_program(params), both), n) == (a + b) % p
-    assert _result(run(sub_program(params), both), n) == (a - b) % p
-    assert _result(run(neg_program(params), _limbs(a, n, n)), n) == -a % p
+    assert _result(run(program(params, "add"), both), n) == (a + b) % p
+    assert _result(run(program(params, "sub"), both), n) == (a - b) % p
+    assert _result(run(program(params, "neg"), _limbs(a, n, n)), n) == -a % p
 
 
 @settings(max_examples=200)
@@ -89,6 +89,6 @@ def test_add_sub_neg_programs_at_the_edges(params):
 
 @pytest.mark.parametrize("params", [FR, FQ], ids=["Fr", "Fq"])
 def test_rendered_ptx_is_one_scoped_block(params):
-    text = render(mul_program(params))
+    text = render(program(params, "mul"))
     assert text.startswith("{") and text.endswith("}")
     assert "madc.hi.cc.u32" in text and "$" + str(3 * params.limbs - 1) in text
