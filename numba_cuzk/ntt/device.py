@@ -309,3 +309,126 @@ def power_entry(i, out, low, high, log_low, log_ns, shift):
     _mul(x, x, y)
     for limb in range(N):
         out[limb, i] = x[limb]
+
+
+@device
+def butterfly_pair(a0, b0, root0, a1, b1, root1, t0, t1, w0, w1, rt):
+    """Two independent radix-2 DIF butterflies (a, b) <- (a + b, (a - b) rt[root]) with
+    both products unconditional and side by side: one basic block, so ptxas interleaves
+    their carry chains (a branch around each product, as in ``butterfly``, runs them one
+    after the other). Root 0 reads w^0 = 1: a product by one where a whole warp could have
+    skipped it, which at h2 >= 2 no warp does (p varies across its threads)."""
+    _sub(t0, a0, b0)
+    _add(a0, a0, b0)
+    _sub(t1, a1, b1)
+    _add(a1, a1, b1)
+    for limb in range(N):
+        w0[limb] = rt[limb, root0]
+        w1[limb] = rt[limb, root1]
+    _mul(b0, t0, w0)
+    _mul(b1, t1, w1)
+
+
+@device
+def scale_pair(x0, i0, x1, i1, table, w0, w1):
+    """x0 *= table[:, i0] and x1 *= table[:, i1], side by side (as butterfly_pair)."""
+    for limb in range(N):
+        w0[limb] = table[limb, i0]
+        w1[limb] = table[limb, i1]
+    _mul(x0, x0, w0)
+    _mul(x1, x1, w1)
+
+
+@device
+def load4(x0, x1, x2, x3, w0, w1, src, b, j, r0, h2, tw, pre, log_n, log_r, log_ns, mode):
+    """Rows r0 + {0, h2, 2 h2, 3 h2} of column j as load_element reads them, their coset
+    factors (PRE) and pre-twiddles (TWIDDLE) in pairs of side-by-side products. The
+    pre-twiddle table holds w^0 = 1 at r = 0 or m = 0, so no product is skipped (the
+    threads that could skip one share a warp with threads that cannot)."""
+    mask = (1 << log_n) - 1
+    i0 = j + (r0 << (log_n - log_r))
+    di = h2 << (log_n - log_r)
+    i1 = i0 + di
+    i2 = i1 + di
+    i3 = i2 + di
+    if mode & REVERSE:
+        i0 = (-i0) & mask
+        i1 = (-i1) & mask
+        i2 = (-i2) & mask
+        i3 = (-i3) & mask
+    for limb in range(N):
+        x0[limb] = src[b, limb, i0]
+        x1[limb] = src[b, limb, i1]
+        x2[limb] = src[b, limb, i2]
+        x3[limb] = src[b, limb, i3]
+    if mode & PRE:
+        scale_pair(x0, i0, x1, i1, pre, w0, w1)
+        scale_pair(x2, i2, x3, i3, pre, w0, w1)
+    if mode & TWIDDLE:
+        k = (r0 << log_ns) + (j & ((1 << log_ns) - 1))
+        dk = h2 << log_ns
+        scale_pair(x0, k, x1, k + dk, tw, w0, w1)
+        scale_pair(x2, k + 2 * dk, x3, k + 3 * dk, tw, w0, w1)
+
+
+@device
+def store4(x0, x1, x2, x3, w0, w1, dst, b, j, r0, h2, post, log_r, log_ns, mode):
+    """Rows r0 + {0, h2, 2 h2, 3 h2} (bit-reversed output indices k) of column j to their
+    natural-order places as store_element writes them, the POST factors in pairs."""
+    base = ((j >> log_ns) << (log_ns + log_r)) + (j & ((1 << log_ns) - 1))
+    o0 = base + (bit_reverse(r0, log_r) << log_ns)
+    o1 = base + (bit_reverse(r0 + h2, log_r) << log_ns)
+    o2 = base + (bit_reverse(r0 + 2 * h2, log_r) << log_ns)
+    o3 = base + (bit_reverse(r0 + 3 * h2, log_r) << log_ns)
+    if mode & POST:
+        mask = post.shape[1] - 1
+        scale_pair(x0, o0 & mask, x1, o1 & mask, post, w0, w1)
+        scale_pair(x2, o2 & mask, x3, o3 & mask, post, w0, w1)
+    for limb in range(N):
+        dst[b, limb, o0] = x0[limb]
+        dst[b, limb, o1] = x1[limb]
+        dst[b, limb, o2] = x2[limb]
+        dst[b, limb, o3] = x3[limb]
+
+
+@device
+def radix4_group_paired(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stride,
+                        log_n, log_r, log_j, log_ns, mode, swizzle, from_global, to_global):
+    """radix4_group with its products in side-by-side pairs (butterfly_pair, load4,
+    store4). The last group (h2 = 1) keeps ``butterfly``: there p = 0 in every thread, so
+    3 of its 4 butterflies skip their product warp-wide."""
+    x0 = local_u32(N)
+    x1 = local_u32(N)
+    x2 = local_u32(N)
+    x3 = local_u32(N)
+    t0 = local_u32(N)
+    t1 = local_u32(N)
+    w0 = local_u32(N)
+    w1 = local_u32(N)
+    log_h2 = log_r - s - 2
+    h2 = 1 << log_h2
+    h1 = h2 << 1
+    q = tid
+    while q < 1 << (log_r + log_j - 2):
+        jl = q & ((1 << log_j) - 1)
+        u = q >> log_j
+        p = u & (h2 - 1)
+        r0 = ((u >> log_h2) << (log_h2 + 2)) + p
+        if from_global:
+            load4(x0, x1, x2, x3, w0, w1, src, b, j0 + jl, r0, h2, tw, pre, log_n, log_r, log_ns, mode)
+        else:
+            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, False)
+        if h2 == 1:
+            butterfly(x0, x2, t0, w0, rt, 0)
+            butterfly(x1, x3, t0, w0, rt, (1 << s) << rt_shift)
+            butterfly(x0, x1, t0, w0, rt, 0)
+            butterfly(x2, x3, t0, w0, rt, 0)
+        else:
+            butterfly_pair(x0, x2, (p << s) << rt_shift, x1, x3, ((p + h2) << s) << rt_shift, t0, t1, w0, w1, rt)
+            root = (p << (s + 1)) << rt_shift
+            butterfly_pair(x0, x1, root, x2, x3, root, t0, t1, w0, w1, rt)
+        if to_global:
+            store4(x0, x1, x2, x3, w0, w1, dst, b, j0 + jl, r0, h2, post, log_r, log_ns, mode)
+        else:
+            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, True)
+        q += stride
