@@ -39,7 +39,7 @@ Algorithms (N limbs of 32 bits, w = 2^32, R = w^N, both moduli have a spare top 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from numba_cuzk.field.params import FieldParams
 
@@ -174,36 +174,51 @@ def _reduce_step(acc: _Accumulator, params: FieldParams) -> None:
     acc.add_products(1, [(m, x) for x, _ in odd], fits=True)
 
 
-def _final_subtract(prog: _Program, t: list, out: list, params: FieldParams) -> None:
-    """out = t - p if t >= p else t, for t < 2p."""
-    n = params.limbs
+def _final_subtract(prog: _Program, t: list, out: list, modulus: list, carry: str = ZERO) -> None:
+    """out = t - q if t >= q else t, for t < 2q (q: ``modulus``'s limbs, p or 2p), where
+    t = carry R + (t's limbs) with ``carry`` a register holding 0 or 1 (t - q then
+    borrows iff carry is 1: keep t only where the borrow exceeds the carry)."""
+    n = len(modulus)
     diff = [prog.temp() for _ in range(n)]
     for j in range(n):
-        prog.emit("subc.cc.u32" if j else "sub.cc.u32", diff[j], t[j], str(params.modulus_limbs[j]))
+        prog.emit("subc.cc.u32" if j else "sub.cc.u32", diff[j], t[j], str(modulus[j]))
     borrow = prog.temp()
-    prog.emit("subc.u32", borrow, ZERO, ZERO)
+    prog.emit("subc.u32", borrow, carry, ZERO)
     prog.emit("setp.ne.u32", "%keep", borrow, ZERO)
     for j in range(n):
         prog.emit("selp.b32", out[j], t[j], diff[j], "%keep")
 
 
-def _add_ops(params: FieldParams, out: list, a: list, b: list) -> _Program:
+def _twice(params: FieldParams) -> list:
+    """The limbs of 2p, the lazy operations' modulus (2p < R: both moduli have a spare bit)."""
+    return [(2 * params.modulus >> (32 * j)) & MASK for j in range(params.limbs)]
+
+
+def _add_ops(params: FieldParams, out: list, a: list, b: list, lazy: bool = False) -> _Program:
     """out = a + b mod p: one add chain (a + b < 2p < R: no carry out), then the final
-    subtraction."""
+    subtraction. lazy: a, b, out in [0, 2p), 2p subtracted; a + b < 4p may reach R (Fr:
+    4p ~ 1.8 R), so the chain's carry out takes part in the comparison."""
     n = params.limbs
     prog = _Program()
     t = [prog.temp() for _ in range(n)]
     chain = _Chain(prog)
     for j in range(n):
         chain.op("add", t[j], a[j], b[j])
+    if not lazy:
+        chain.close()
+        _final_subtract(prog, t, out, params.modulus_limbs)
+        return prog
+    carry = prog.temp()
+    chain.op("add", carry, ZERO, ZERO)
     chain.close()
-    _final_subtract(prog, t, out, params)
+    _final_subtract(prog, t, out, _twice(params), carry)
     return prog
 
 
-def _sub_ops(params: FieldParams, out: list, a: list, b: list) -> _Program:
-    """out = a - b mod p: a subtract chain, its borrow as a mask (0 or w - 1) on p's limbs,
-    and an add chain of the masked p (its carry out, set exactly when it wrapped, unused)."""
+def _sub_ops(params: FieldParams, out: list, a: list, b: list, lazy: bool = False) -> _Program:
+    """out = a - b mod p: a subtract chain, its borrow bit times p's limbs added back by a
+    mad.lo chain (its carry out, set exactly when it wrapped, unused). lazy: a, b, out in
+    [0, 2p), 2p added back."""
     n = params.limbs
     prog = _Program()
     t = [prog.temp() for _ in range(n)]
@@ -213,9 +228,10 @@ def _sub_ops(params: FieldParams, out: list, a: list, b: list) -> _Program:
     prog.emit("subc.u32", borrow, ZERO, ZERO)
     bit = prog.temp()
     prog.emit("and.b32", bit, borrow, "1")
+    modulus = _twice(params) if lazy else params.modulus_limbs
     chain = _Chain(prog)
     for j in range(n):
-        chain.op("mad.lo", out[j], bit, str(params.modulus_limbs[j]), t[j])
+        chain.op("mad.lo", out[j], bit, str(modulus[j]), t[j])
     return prog
 
 
@@ -241,7 +257,7 @@ def _neg_ops(params: FieldParams, out: list, a: list) -> _Program:
     return prog
 
 
-def _mul_ops(params: FieldParams, out: list, a: list, b: list) -> _Program:
+def _mul_ops(params: FieldParams, out: list, a: list, b: list, lazy: bool = False) -> _Program:
     """CIOS with two accumulators, t = P + Q (+ a pending carry into word 0).
 
     P's products pair words (0,1), (2,3), ...; Q's pair (1,2), (3,4), ... and Q_0 stands
@@ -251,6 +267,11 @@ def _mul_ops(params: FieldParams, out: list, a: list, b: list) -> _Program:
     P_0 + Q_0 is 0 or w: a carry of (Q_0 != 0) into word 1, taken in by the next chain.
     The shift by one word swaps the roles: P' = Q / w, Q' = P / w (pairs stay aligned).
     t < 2p < w^N between steps (so P, Q < w^N), and each chain's carry stops at word N.
+
+    lazy: a canonical, b in [0, 2p), out in [0, 2p) without the final subtraction. Each
+    step keeps t < a + p < 2p (a's bound: b enters one limb at a time), and the result
+    a b / R + p < 2p^2 / R + p < 2p as 2p < R. (Both in [0, 2p) would not do for Fr:
+    4p ~ 1.8 R.)
     """
     n = params.limbs
     prog = _Program()
@@ -273,7 +294,18 @@ def _mul_ops(params: FieldParams, out: list, a: list, b: list) -> _Program:
     total = _Accumulator(prog, n)
     total.words = list(p_acc.words[:n])
     total.add_words(0, [w if w is not None else ZERO for w in q_acc.words[:n]], fits=True, carry_if=pending)
-    _final_subtract(prog, total.words, out, params)
+    if lazy:
+        for j in range(n):
+            prog.emit("mov.b32", out[j], total.words[j])
+    else:
+        _final_subtract(prog, total.words, out, params.modulus_limbs)
+    return prog
+
+
+def _reduce_ops(params: FieldParams, out: list, a: list) -> _Program:
+    """out = a mod p for a in [0, 2p) (a lazy operation's result): one final subtraction."""
+    prog = _Program()
+    _final_subtract(prog, a, out, params.modulus_limbs)
     return prog
 
 
@@ -349,7 +381,7 @@ def _sqr_ops(params: FieldParams, out: list, a: list) -> _Program:
     for half in (odd_acc.words[n:], p_acc.words[:n], q_acc.words[:n]):
         total.add_words(0, [w if w is not None else ZERO for w in half], fits=True, carry_if=pending)
         pending = None
-    _final_subtract(prog, total.words, out, params)
+    _final_subtract(prog, total.words, out, params.modulus_limbs)
     return prog
 
 
@@ -360,15 +392,18 @@ def _operands(n: int, inputs: int) -> tuple[list, list]:
     return out, ins
 
 
-# name -> (op builder, inputs): out = a + b, a - b, -a, a*b/R, a^2/R (mod p)
+# name -> (op builder, inputs): out = a + b, a - b, -a, a*b/R, a^2/R (mod p); the lazy add,
+# sub and mul (inputs and out in [0, 2p)), and reduce ([0, 2p) -> [0, p))
 _OPERATIONS = {"add": (_add_ops, 2), "sub": (_sub_ops, 2), "neg": (_neg_ops, 1), "mul": (_mul_ops, 2),
-               "sqr": (_sqr_ops, 1)}
+               "sqr": (_sqr_ops, 1), "add_lazy": (partial(_add_ops, lazy=True), 2),
+               "sub_lazy": (partial(_sub_ops, lazy=True), 2), "mul_lazy": (partial(_mul_ops, lazy=True), 2),
+               "reduce": (_reduce_ops, 1)}
 
 
 @lru_cache(maxsize=None)
 def program(params: FieldParams, operation: str) -> list[Op]:
-    """Ops of ``operation`` (add, sub, neg, mul or sqr); operands $0.. out, then each
-    input's N limbs (a, then b)."""
+    """Ops of ``operation`` (a key of _OPERATIONS); operands $0.. out, then each input's N
+    limbs (a, then b)."""
     build, inputs = _OPERATIONS[operation]
     out, ins = _operands(params.limbs, inputs)
     return build(params, out, *ins).ops

@@ -31,7 +31,8 @@ pre-twiddle (every pass but the first), POST multiplies output o by post[o & mas
 (inverse: n^-1 or g^-o n^-1, last pass), REVERSE reads input i from (n - i) mod n
 (inverse, first pass: intt(A) = n^-1 ntt(A[-k]), so one forward table serves both
 directions; reversing the first pass's reads keeps the last pass in place), SWIZZLE
-selects the swizzled buffer layout (read by the radix-4 kernels only).
+selects the swizzled buffer layout (read by the radix-4 kernels only), FINAL reduces the
+outputs from [0, 2p) to canonical residues (last pass).
 """
 
 from __future__ import annotations
@@ -47,9 +48,13 @@ N = fr_ops.limbs
 SLOTS = (1 << BLOCK_LOG) + (1 << BLOCK_LOG) // 32
 ROOT_SLOTS = 1 << (MAX_RADIX_LOG - 1)
 
-PRE, TWIDDLE, POST, REVERSE, SWIZZLE = 1, 2, 4, 8, 16
+PRE, TWIDDLE, POST, REVERSE, SWIZZLE, FINAL = 1, 2, 4, 8, 16, 32
 
-_mul, _add, _sub = fr_ops.mul, fr_ops.add, fr_ops.sub
+# Values between a transform's stages and passes are lazy, in [0, 2p) (mont.py): products
+# skip their final subtraction and the last pass (FINAL) reduces each output once. Every
+# product's first operand is a canonical table entry (root, twiddle, coset factor).
+_mul, _add, _sub, _reduce = fr_ops.mul_lazy, fr_ops.add_lazy, fr_ops.sub_lazy, fr_ops.reduce_once
+_mul_canonical = fr_ops.mul  # the tables' entries
 _M1 = np.int64(0x55555555)
 _M2 = np.int64(0x33333333)
 _M4 = np.int64(0x0F0F0F0F)
@@ -107,13 +112,13 @@ def load_element(x, y, src, b, j, r, tw, pre, log_n, log_r, log_ns, mode):
     if mode & PRE:
         for limb in range(N):
             y[limb] = pre[limb, i]
-        _mul(x, x, y)
+        _mul(x, y, x)
     m = j & ((1 << log_ns) - 1)
     if mode & TWIDDLE and r != 0 and m != 0:  # w_(Ns R)^(r m) = tw[r Ns + m]; w^0 = 1: no product
         k = (r << log_ns) + m
         for limb in range(N):
             y[limb] = tw[limb, k]
-        _mul(x, x, y)
+        _mul(x, y, x)
 
 
 @device
@@ -123,7 +128,9 @@ def store_element(x, y, dst, b, j, k, post, log_r, log_ns, mode):
     if mode & POST:
         for limb in range(N):
             y[limb] = post[limb, o & (post.shape[1] - 1)]
-        _mul(x, x, y)
+        _mul(x, y, x)
+    if mode & FINAL:
+        _reduce(x, x)
     for limb in range(N):
         dst[b, limb, o] = x[limb]
 
@@ -170,7 +177,7 @@ def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j, swizzle):
             root = (p << s) << rt_shift
             for limb in range(N):
                 y[limb] = rt[limb, root]
-            _mul(w, w, y)
+            _mul(w, y, w)
         for limb in range(N):
             buf[limb, s0] = x[limb]
             buf[limb, s1] = w[limb]
@@ -186,7 +193,7 @@ def butterfly(a, b, t, w, rt, root):
     if root != 0:
         for limb in range(N):
             w[limb] = rt[limb, root]
-        _mul(b, t, w)
+        _mul(b, w, t)
     else:
         for limb in range(N):
             b[limb] = t[limb]
@@ -306,7 +313,7 @@ def power_entry(i, out, low, high, log_low, log_ns, shift):
     for limb in range(N):
         x[limb] = low[limb, e & ((1 << log_low) - 1)]
         y[limb] = high[limb, e >> log_low]
-    _mul(x, x, y)
+    _mul_canonical(x, x, y)
     for limb in range(N):
         out[limb, i] = x[limb]
 
@@ -325,8 +332,8 @@ def butterfly_pair(a0, b0, root0, a1, b1, root1, t0, t1, w0, w1, rt):
     for limb in range(N):
         w0[limb] = rt[limb, root0]
         w1[limb] = rt[limb, root1]
-    _mul(b0, t0, w0)
-    _mul(b1, t1, w1)
+    _mul(b0, w0, t0)
+    _mul(b1, w1, t1)
 
 
 @device
@@ -335,8 +342,8 @@ def scale_pair(x0, i0, x1, i1, table, w0, w1):
     for limb in range(N):
         w0[limb] = table[limb, i0]
         w1[limb] = table[limb, i1]
-    _mul(x0, x0, w0)
-    _mul(x1, x1, w1)
+    _mul(x0, w0, x0)
+    _mul(x1, w1, x1)
 
 
 @device
@@ -384,6 +391,11 @@ def store4(x0, x1, x2, x3, w0, w1, dst, b, j, r0, h2, post, log_r, log_ns, mode)
         mask = post.shape[1] - 1
         scale_pair(x0, o0 & mask, x1, o1 & mask, post, w0, w1)
         scale_pair(x2, o2 & mask, x3, o3 & mask, post, w0, w1)
+    if mode & FINAL:
+        _reduce(x0, x0)
+        _reduce(x1, x1)
+        _reduce(x2, x2)
+        _reduce(x3, x3)
     for limb in range(N):
         dst[b, limb, o0] = x0[limb]
         dst[b, limb, o1] = x1[limb]

@@ -35,7 +35,7 @@ from numba import cuda
 from numba_cuzk.field.params import FR
 from numba_cuzk.field.target import is_device_array
 from numba_cuzk.ntt import domain
-from numba_cuzk.ntt.device import POST, PRE, REVERSE, TWIDDLE
+from numba_cuzk.ntt.device import FINAL, POST, PRE, REVERSE, TWIDDLE
 from numba_cuzk.ntt.kernels import BUILD_THREADS, PASS_KERNELS, cpu_powers, gpu_powers
 
 COSET_CACHE_SIZE = 4
@@ -117,8 +117,8 @@ def transform(values, out=None, *, inverse: bool, g: int | None = None, stream=N
         mode = kernel.mode_bits | (TWIDDLE if not p.first else 0)
         if p.first:
             mode |= REVERSE if inverse else (PRE if g is not None else 0)
-        if p.last and inverse:
-            mode |= POST
+        if p.last:
+            mode |= FINAL | (POST if inverse else 0)
         args = (src, target, twiddles[k], pre, post, roots, log_n, p.log_r, p.log_j, p.log_ns, mode)
         if on_device:
             kernel.gpu[(p.blocks, batch), kernel.threads, stream or 0](*args)

@@ -131,6 +131,21 @@ def apply(params: FieldParams, name: str, a: list[int], b: list[int] | None = No
     return _download(out, params, montgomery_out), _download(aliased, params, montgomery_out)
 
 
+def _raw_limbs(values: list[int], params: FieldParams) -> np.ndarray:
+    """Any ints below 2^(32N) as (limbs, n) uint32, unchecked (the lazy operations' [0, 2p))."""
+    return np.array([[(v >> (32 * j)) & 0xFFFFFFFF for v in values] for j in range(params.limbs)], dtype=np.uint32)
+
+
+def apply_raw(params: FieldParams, name: str, a: list[int], b: list[int] | None = None) -> tuple[list[int], list[int]]:
+    """apply() on the limbs of a and b as they are (no range check, no Montgomery
+    conversion either way): for the lazy operations, whose values lie in [0, 2p)."""
+    n = len(a)
+    out, aliased = _poisoned((params.limbs, n)), _poisoned((params.limbs, n))
+    args = [cuda.to_device(_raw_limbs(x, params)) for x in (a, b) if x is not None]
+    _launch(_binary_kernel(params, name) if b is not None else _unary_kernel(params, name), n, out, aliased, *args)
+    return codec.from_limbs(out.copy_to_host(), params), codec.from_limbs(aliased.copy_to_host(), params)
+
+
 def power(params: FieldParams, a: list[int], e: int) -> list[int]:
     n = len(a)
     out = _poisoned((params.limbs, n))

@@ -7,11 +7,12 @@ instruction without a carry-out ever drops a carry.
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from numba_cuzk.field.carry import program, render
 from numba_cuzk.field.params import FQ, FR
 from tests.field.ptx_emulator import run
-from tests.field.values import elements
+from tests.field.values import edge_values, elements
 
 
 def _limbs(x: int, n: int, first: int) -> dict:
@@ -85,6 +86,46 @@ def test_add_sub_neg_programs_at_the_edges(params):
     for a in (0, 1, p - 1, p // 2, p // 2 + 1):
         for b in (0, 1, p - 1, a):
             _check_linear(params, a, b)
+
+
+def lazy_elements(params):
+    """Values in [0, 2p), the lazy operations' domain, biased towards its edges (p - 1, p,
+    p + 1, 2p - 1) and the canonical edge values shifted by p."""
+    p = params.modulus
+    edges = [v + k for v in edge_values(params) for k in (0, p)] + [p, p + 1, 2 * p - 1, 2 * p - 2]
+    return st.one_of(st.sampled_from(edges), st.integers(0, 2 * p - 1))
+
+
+def _check_lazy(params, a, b):
+    """The lazy programs on a, b in [0, 2p) (mul_lazy's first operand canonical): results
+    congruent and in [0, 2p); reduce lands in [0, p)."""
+    n, p = params.limbs, params.modulus
+    cases = (("add_lazy", a, b, a + b), ("sub_lazy", a, b, a - b), ("mul_lazy", a % p, b, a * b * params.r_inv))
+    for name, x, y, expect in cases:
+        result = _result(run(program(params, name), _limbs(x, n, n) | _limbs(y, n, 2 * n)), n)
+        assert 0 <= result < 2 * p and (result - expect) % p == 0, (name, x, y)
+    assert _result(run(program(params, "reduce"), _limbs(a, n, n)), n) == a % p
+
+
+@settings(max_examples=200)
+@given(lazy_elements(FR), lazy_elements(FR))
+def test_fr_lazy_programs(a, b):
+    _check_lazy(FR, a, b)
+
+
+@settings(max_examples=100)
+@given(lazy_elements(FQ), lazy_elements(FQ))
+def test_fq_lazy_programs(a, b):
+    _check_lazy(FQ, a, b)
+
+
+@pytest.mark.parametrize("params", [FR, FQ], ids=["Fr", "Fq"])
+def test_lazy_programs_at_the_edges(params):
+    """The largest inputs (2p - 1, both operands), p itself, 0 and 1."""
+    p = params.modulus
+    for a in (0, 1, p - 1, p, p + 1, 2 * p - 1):
+        for b in (0, 1, p, 2 * p - 1, a):
+            _check_lazy(params, a, b)
 
 
 @pytest.mark.parametrize("params", [FR, FQ], ids=["Fr", "Fq"])

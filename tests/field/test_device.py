@@ -86,6 +86,33 @@ def test_every_pair_of_edge_values(params, ref):
     assert out == [ref.square(x) for x in edges]
 
 
+def _lazy_values(params) -> list[int]:
+    """[0, 2p): the edge values, the same shifted by p, and the top of the range."""
+    p = params.modulus
+    return [v + k for v in edge_values(params) for k in (0, p)] + [2 * p - 1, 2 * p - 2]
+
+
+@pytest.mark.parametrize("params", [FR, FQ], ids=IDS)
+@pytest.mark.parametrize("name", ["add_lazy", "sub_lazy", "mul_lazy"])
+def test_lazy_functions(params, name):
+    """Results in [0, 2p) congruent to the canonical ones, for inputs in [0, 2p) (mul_lazy's
+    first operand canonical), and reduce_once's canonical result of each."""
+    p = params.modulus
+    lazy = _lazy_values(params)
+    rnd = random.Random(7)
+    a = lazy + [rnd.randrange(2 * p) for _ in range(BATCH)]
+    b = [rnd.choice(lazy) for _ in lazy] + [rnd.randrange(2 * p) for _ in range(BATCH)]
+    if name == "mul_lazy":
+        a = [x % p for x in a]
+    expect = {"add_lazy": lambda x, y: x + y, "sub_lazy": lambda x, y: x - y,
+              "mul_lazy": lambda x, y: x * y * params.r_inv}[name]
+    out, aliased = dev.apply_raw(params, name, a, b)
+    assert out == aliased
+    assert all(0 <= r < 2 * p and (r - expect(x, y)) % p == 0 for r, x, y in zip(out, a, b))
+    reduced, _ = dev.apply_raw(params, "reduce_once", out)
+    assert reduced == [r % p for r in out]
+
+
 @pytest.mark.parametrize("params,ref", FIELDS, ids=IDS)
 def test_large_random_batch(params, ref):
     a = [random.randrange(params.modulus) for _ in range(BIG)]
