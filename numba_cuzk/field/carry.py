@@ -97,6 +97,15 @@ class _Program:
         self.ops.append(Op(opcode, dst, tuple(srcs)))
 
 
+@dataclass(frozen=True)
+class Words:
+    """Two words (registers or immediates) to add at adjacent positions of a chain, where
+    the other entries are products (lo, hi)."""
+
+    lo: str
+    hi: str
+
+
 class _Accumulator:
     """A multiword sum built by carry chains: words[k] is a register or None (zero),
     bounds[k] an upper bound on its value, used to stop carry propagation early."""
@@ -107,7 +116,8 @@ class _Accumulator:
         self.bounds = [0] * size
 
     def add_products(self, pos: int, pairs: list, fits: bool = False, carry_if: str | None = None) -> None:
-        """Add x*y * w^(pos + 2k) for the k-th (x, y) pair, in one chain.
+        """Add x*y * w^(pos + 2k) for the k-th (x, y) pair, in one chain (a ``Words``
+        pair instead adds its two words there).
 
         lo and hi of each product are adjacent in the chain, which lets ptxas fuse them
         into one wide multiply-add with carry (IMAD.WIDE.U32.X on sm_90) instead of a
@@ -118,12 +128,15 @@ class _Accumulator:
         chain = _Chain(self.program)
         if carry_if is not None:  # CF = (carry_if != 0): carry_if + (w - 1) overflows iff so
             chain.op("add", self.program.temp(), carry_if, str(MASK))
-        for x, y in pairs:
+        for pair in pairs:
             for half in ("lo", "hi"):
                 acc = self.words[pos] if self.words[pos] is not None else ZERO
                 if self.words[pos] is None:
                     self.words[pos] = self.program.temp()
-                chain.op(f"mad.{half}", self.words[pos], x, y, acc)
+                if isinstance(pair, Words):
+                    chain.op("add", self.words[pos], acc, pair.lo if half == "lo" else pair.hi)
+                else:
+                    chain.op(f"mad.{half}", self.words[pos], *pair, acc)
                 self.bounds[pos] = MASK
                 pos += 1
         self._carry(chain, pos, fits)
@@ -165,13 +178,22 @@ def _even_odd_products(x_limbs: list, y: str) -> tuple[list, list]:
     return pairs[0::2], pairs[1::2]
 
 
-def _reduce_step(acc: _Accumulator, params: FieldParams) -> None:
-    """acc (N+1 words) += m*p with m = -acc_0/p mod w, making word 0 zero; the caller
-    then drops word 0 (a shift by one word, done by renaming)."""
-    m = _reduction_factor(acc.program, acc.words[0], params)
-    even, odd = _even_odd_products([str(x) for x in params.modulus_limbs], m)
-    acc.add_products(0, [(m, x) for x, _ in even], fits=True)
-    acc.add_products(1, [(m, x) for x, _ in odd], fits=True)
+def _reduction_terms(prog: _Program, low: str, params: FieldParams) -> tuple[list, list]:
+    """m = -low / p mod w and the terms of m*p for P (even limbs of p, from word 0) and Q
+    (odd limbs, from word 1), as add_products takes them.
+
+    Fr's p = 1 + (w - 1) w + ...: m*1 is (m, 0), and m (w - 1) = (w - m) + (m - 1) w is
+    (low, m - [low != 0]) as m = -low: words to add, not products, so a reduction step
+    takes 14 wide multiply-adds, not 16 (the multiply pipe is what Fr's product waits
+    on: bench/NOTES.md). Q's terms may read low, which may be P's word 0: callers add
+    them before P's."""
+    m = _reduction_factor(prog, low, params)
+    pairs = [(m, str(x)) for x in params.modulus_limbs]
+    if params.n0 == MASK and tuple(params.modulus_limbs[:2]) == (1, MASK):
+        high = prog.temp()  # m minus the borrow of m = 0 - low: m - 1 unless low = 0
+        prog.emit("subc.u32", high, m, ZERO)
+        pairs[0], pairs[1] = Words(m, ZERO), Words(low, high)
+    return pairs[0::2], pairs[1::2]
 
 
 def _final_subtract(prog: _Program, t: list, out: list, modulus: list, carry: str = ZERO) -> None:
@@ -285,10 +307,9 @@ def _mul_ops(params: FieldParams, out: list, a: list, b: list, lazy: bool = Fals
         if q_acc.words[0] is not None:
             low = prog.temp()
             prog.emit("add.u32", low, p_acc.words[0], q_acc.words[0])
-        m = _reduction_factor(prog, low, params)
-        even, odd = _even_odd_products([str(x) for x in params.modulus_limbs], m)
-        p_acc.add_products(0, [(m, x) for x, _ in even], fits=True)
-        q_acc.add_products(1, [(m, x) for x, _ in odd], fits=True)
+        even, odd = _reduction_terms(prog, low, params)
+        q_acc.add_products(1, odd, fits=True)  # Q first: it may read low, P's word 0
+        p_acc.add_products(0, even, fits=True)
         pending = q_acc.words[0]
         p_acc, q_acc = _shifted(q_acc), _shifted(p_acc)
     total = _Accumulator(prog, n)
@@ -369,10 +390,9 @@ def _sqr_ops(params: FieldParams, out: list, a: list) -> _Program:
             prog.emit("addc.cc.u32", low, p_acc.words[0], q_acc.words[0] or ZERO)  # CF unread
         else:
             prog.emit("add.u32", low, p_acc.words[0], q_acc.words[0] or ZERO)
-        m = _reduction_factor(prog, low, params)
-        even, odd = _even_odd_products([str(x) for x in params.modulus_limbs], m)
-        p_acc.add_products(0, [(m, x) for x, _ in even], fits=True, carry_if=pending)
-        q_acc.add_products(1, [(m, x) for x, _ in odd], fits=True)
+        even, odd = _reduction_terms(prog, low, params)
+        q_acc.add_products(1, odd, fits=True)  # Q first, as in mul
+        p_acc.add_products(0, even, fits=True, carry_if=pending)
         pending = q_acc.words[0]
         p_acc, q_acc = _shifted(q_acc), _shifted(p_acc)
     total = _Accumulator(prog, n)
