@@ -319,19 +319,22 @@ def power_entry(i, out, low, high, log_low, log_ns, shift):
 
 
 @device
-def butterfly_pair(a0, b0, root0, a1, b1, root1, t0, t1, w0, w1, rt):
-    """Two independent radix-2 DIF butterflies (a, b) <- (a + b, (a - b) rt[root]) with
-    both products unconditional and side by side: one basic block, so ptxas interleaves
-    their carry chains (a branch around each product, as in ``butterfly``, runs them one
-    after the other). Root 0 reads w^0 = 1: a product by one where a whole warp could have
+def load_root(w, rt, root):
+    for limb in range(N):
+        w[limb] = rt[limb, root]
+
+
+@device
+def butterfly_pair(a0, b0, w0, a1, b1, w1, t0, t1):
+    """Two independent radix-2 DIF butterflies (a, b) <- (a + b, (a - b) w) with both
+    products unconditional and side by side: one basic block, so ptxas interleaves their
+    carry chains (a branch around each product, as in ``butterfly``, runs them one after
+    the other). A root w^0 = 1 costs a product by one where a whole warp could have
     skipped it, which at h2 >= 2 no warp does (p varies across its threads)."""
     _sub(t0, a0, b0)
     _add(a0, a0, b0)
     _sub(t1, a1, b1)
     _add(a1, a1, b1)
-    for limb in range(N):
-        w0[limb] = rt[limb, root0]
-        w1[limb] = rt[limb, root1]
     _mul(b0, w0, t0)
     _mul(b1, w1, t1)
 
@@ -436,9 +439,11 @@ def radix4_group_paired(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, ti
             butterfly(x0, x1, t0, w0, rt, 0)
             butterfly(x2, x3, t0, w0, rt, 0)
         else:
-            butterfly_pair(x0, x2, (p << s) << rt_shift, x1, x3, ((p + h2) << s) << rt_shift, t0, t1, w0, w1, rt)
-            root = (p << (s + 1)) << rt_shift
-            butterfly_pair(x0, x1, root, x2, x3, root, t0, t1, w0, w1, rt)
+            load_root(w0, rt, (p << s) << rt_shift)
+            load_root(w1, rt, ((p + h2) << s) << rt_shift)
+            butterfly_pair(x0, x2, w0, x1, x3, w1, t0, t1)
+            load_root(w0, rt, (p << (s + 1)) << rt_shift)  # stage s + 1: one root for both
+            butterfly_pair(x0, x1, w0, x2, x3, w0, t0, t1)
         if to_global:
             store4(x0, x1, x2, x3, w0, w1, dst, b, j0 + jl, r0, h2, post, log_r, log_ns, mode)
         else:
