@@ -4,7 +4,7 @@ Each of ``threads`` threads loads (a, b) and replaces a by a*b (or a^2) ``chain`
 then stores a: chained products, so the rate is the dependent-latency-hidden throughput
 a prover sees. Device time from CUDA events (median after warm-up). Every GPU result is
 checked against the same chain computed on the CPU by the CPU backend, whose time is the
-CPU figure. Usage: python3 -m bench.field [--threads-log 22] [--chain 64] [--out FILE]
+CPU figure. Usage: python3 -m bench.field [--threads-log 22] [--chain 64] [--names fr_mul,fq_mul] [--out FILE]
 
 ``--cpu``: no GPU; the CPU backend alone (numba's threads, all cores), median of --runs
 after a warm-up: fr_mul_cpu, fq_mul_cpu (mont.py's mul on the CPU target: wide.py's
@@ -182,8 +182,10 @@ def main() -> None:
     parser.add_argument("--chain", type=int, default=64)
     parser.add_argument("--block", type=int, default=256)
     parser.add_argument("--sweep-blocks", type=int, nargs="*", default=[], help="extra block sizes to time")
+    parser.add_argument("--names", default="", help="record names to run (comma-separated, e.g. fr_mul,fq_mul; default all)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    names = set(args.names.split(",")) if args.names else None
     threads_log = args.threads_log if args.threads_log is not None else (16 if args.cpu else 22)
     threads, chain = 1 << threads_log, args.chain
     rng = np.random.default_rng(2026)
@@ -196,6 +198,8 @@ def main() -> None:
     device, cpu_device = common.gpu_name(), common.cpu_name()
     records, cpu_ref = [], {}
     for name, variant, params in VARIANTS:
+        if names is not None and (name if variant == "ptx" else f"{name}_{variant}") not in names:
+            continue
         r = run_variant(name, variant, params, threads, chain, args.block, rng, cpu_ref)
         shape = {"threads": threads, "chain": chain, "block": args.block, "runs": 7, "stat": "median",
                  "variant": variant, "regs": r["regs"], "local_bytes": r["local_bytes"],

@@ -106,7 +106,6 @@ def local_kernels() -> dict[str, tuple[object, tuple]]:
         "ntt_pass": (ntt_kernels.gpu_pass, ntt_args),
         "ntt_pass_radix4": (ntt_kernels.gpu_pass_radix4, ntt_args),
         "ntt_pass_radix4_b3": (ntt_kernels.gpu_pass_radix4_b3, ntt_args),
-        "ntt_pass_radix4_pair": (ntt_kernels.gpu_pass_radix4_pair, ntt_args),
         "classify": (K.classify, (*scalar_args, i32)),  # + counts
         "scan": (K.scan, (i32, 0, i32, i32, i32, i32)),  # (counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets)
         # (scalars, montgomery, c, first, stop, kinds, offsets, cursors, entries)

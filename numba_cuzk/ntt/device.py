@@ -222,103 +222,6 @@ def move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, to_buf):
 
 
 @device
-def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stride,
-                 log_n, log_r, log_j, log_ns, mode, swizzle, from_global, to_global):
-    """Radix-2 DIF stages s and s + 1 (s + 2 <= log_r) of all J DFTs, two stages per trip
-    through shared memory: unit q (column jl, u < R/4) holds rows r0 + {0, h2, h1, h1 + h2}
-    (h1 = R >> (s+1), h2 = h1 / 2, r0 = r mod h2 + multiples of 2 h1) in registers: stage s
-    pairs (r0, r0 + h1) and (r0 + h2, r0 + h1 + h2) with roots w_R^(p 2^s) for p = r0 mod h1
-    and p + h2; stage s + 1 pairs (r0, r0 + h2) and (r0 + h1, r0 + h1 + h2), both with
-    w_R^(p 2^(s+1)). Stage s + 1's bit-reversed rows are those of block_stage.
-
-    from_global: rows come from src (as block_load: pre-twiddles, coset, reversal) instead
-    of buf; to_global: results go to dst in natural order (as block_store: POST) instead of
-    buf. Both at once would let a thread overwrite an element another has yet to read (the
-    last pass is in place): callers never ask for both."""
-    x0 = local_u32(N)
-    x1 = local_u32(N)
-    x2 = local_u32(N)
-    x3 = local_u32(N)
-    t = local_u32(N)
-    w = local_u32(N)
-    log_h2 = log_r - s - 2
-    h2 = 1 << log_h2
-    h1 = h2 << 1
-    q = tid
-    while q < 1 << (log_r + log_j - 2):
-        jl = q & ((1 << log_j) - 1)
-        u = q >> log_j
-        p = u & (h2 - 1)
-        r0 = ((u >> log_h2) << (log_h2 + 2)) + p
-        if from_global:
-            j = j0 + jl
-            load_element(x0, t, src, b, j, r0, tw, pre, log_n, log_r, log_ns, mode)
-            load_element(x1, t, src, b, j, r0 + h2, tw, pre, log_n, log_r, log_ns, mode)
-            load_element(x2, t, src, b, j, r0 + h1, tw, pre, log_n, log_r, log_ns, mode)
-            load_element(x3, t, src, b, j, r0 + h1 + h2, tw, pre, log_n, log_r, log_ns, mode)
-        else:
-            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, False)
-        butterfly(x0, x2, t, w, rt, (p << s) << rt_shift)
-        butterfly(x1, x3, t, w, rt, ((p + h2) << s) << rt_shift)
-        butterfly(x0, x1, t, w, rt, (p << (s + 1)) << rt_shift)
-        butterfly(x2, x3, t, w, rt, (p << (s + 1)) << rt_shift)
-        if to_global:
-            j = j0 + jl
-            store_element(x0, t, dst, b, j, bit_reverse(r0, log_r), post, log_r, log_ns, mode)
-            store_element(x1, t, dst, b, j, bit_reverse(r0 + h2, log_r), post, log_r, log_ns, mode)
-            store_element(x2, t, dst, b, j, bit_reverse(r0 + h1, log_r), post, log_r, log_ns, mode)
-            store_element(x3, t, dst, b, j, bit_reverse(r0 + h1 + h2, log_r), post, log_r, log_ns, mode)
-        else:
-            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, True)
-        q += stride
-
-
-@device
-def direct_store(log_r, log_j, log_ns):
-    """Whether a radix-4 pass's last group (s = log_r - 2) stores straight to dst: when its
-    runs of J consecutive outputs are as coalesced as block_store's (Ns >= J), and it is
-    not also the group that reads src (log_r >= 3)."""
-    return log_ns >= log_j and log_r >= 3
-
-
-@device
-def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle):
-    x = local_u32(N)
-    y = local_u32(N)
-    # Consecutive q -> consecutive output addresses: a = min(J, Ns) columns share a run.
-    log_a = min(log_j, log_ns)
-    run_mask = (1 << (log_a + log_r)) - 1
-    a_mask = (1 << log_a) - 1
-    q = tid
-    while q < 1 << (log_r + log_j):
-        rem = q & run_mask
-        k = rem >> log_a
-        jl = ((q >> (log_a + log_r)) << log_a) + (rem & a_mask)
-        p = slot(bit_reverse(k, log_r), jl, log_j, swizzle)
-        for limb in range(N):
-            x[limb] = buf[limb, p]
-        store_element(x, y, dst, b, j0 + jl, k, post, log_r, log_ns, mode)
-        q += stride
-
-
-@device
-def power_entry(i, out, low, high, log_low, log_ns, shift):
-    """out[:, i] = base^e from split tables (domain.split_powers): e = i if log_ns < 0
-    (coset tables), else e = (r m) << shift with i = r Ns + m (pass twiddle tables)."""
-    x = local_u32(N)
-    y = local_u32(N)
-    e = int64(i)
-    if log_ns >= 0:
-        e = ((e >> log_ns) * (e & ((1 << log_ns) - 1))) << shift
-    for limb in range(N):
-        x[limb] = low[limb, e & ((1 << log_low) - 1)]
-        y[limb] = high[limb, e >> log_low]
-    _mul_canonical(x, x, y)
-    for limb in range(N):
-        out[limb, i] = x[limb]
-
-
-@device
 def load_root(w, rt, root):
     for limb in range(N):
         w[limb] = rt[limb, root]
@@ -407,11 +310,23 @@ def store4(x0, x1, x2, x3, w0, w1, dst, b, j, r0, h2, post, log_r, log_ns, mode)
 
 
 @device
-def radix4_group_paired(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stride,
-                        log_n, log_r, log_j, log_ns, mode, swizzle, from_global, to_global):
-    """radix4_group with its products in side-by-side pairs (butterfly_pair, load4,
-    store4). The last group (h2 = 1) keeps ``butterfly``: there p = 0 in every thread, so
-    3 of its 4 butterflies skip their product warp-wide."""
+def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stride,
+                 log_n, log_r, log_j, log_ns, mode, swizzle, from_global, to_global):
+    """Radix-2 DIF stages s and s + 1 (s + 2 <= log_r) of all J DFTs, two stages per trip
+    through shared memory: unit q (column jl, u < R/4) holds rows r0 + {0, h2, h1, h1 + h2}
+    (h1 = R >> (s+1), h2 = h1 / 2, r0 = r mod h2 + multiples of 2 h1) in registers: stage s
+    pairs (r0, r0 + h1) and (r0 + h2, r0 + h1 + h2) with roots w_R^(p 2^s) for p = r0 mod h1
+    and p + h2; stage s + 1 pairs (r0, r0 + h2) and (r0 + h1, r0 + h1 + h2), both with
+    w_R^(p 2^(s+1)). Stage s + 1's bit-reversed rows are those of block_stage.
+
+    from_global: rows come from src (as block_load: pre-twiddles, coset, reversal) instead
+    of buf; to_global: results go to dst in natural order (as block_store: POST) instead of
+    buf. Both at once would let a thread overwrite an element another has yet to read (the
+    last pass is in place): callers never ask for both.
+
+    Products go in side-by-side pairs (butterfly_pair; load4 and store4 for the coset,
+    pre-twiddle and POST factors), except in the last group (h2 = 1), where p = 0 in every
+    thread and 3 of the 4 butterflies skip their product warp-wide (``butterfly``)."""
     x0 = local_u32(N)
     x1 = local_u32(N)
     x2 = local_u32(N)
@@ -449,3 +364,48 @@ def radix4_group_paired(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, ti
         else:
             move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, True)
         q += stride
+
+
+@device
+def direct_store(log_r, log_j, log_ns):
+    """Whether a radix-4 pass's last group (s = log_r - 2) stores straight to dst: when its
+    runs of J consecutive outputs are as coalesced as block_store's (Ns >= J), and it is
+    not also the group that reads src (log_r >= 3)."""
+    return log_ns >= log_j and log_r >= 3
+
+
+@device
+def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle):
+    x = local_u32(N)
+    y = local_u32(N)
+    # Consecutive q -> consecutive output addresses: a = min(J, Ns) columns share a run.
+    log_a = min(log_j, log_ns)
+    run_mask = (1 << (log_a + log_r)) - 1
+    a_mask = (1 << log_a) - 1
+    q = tid
+    while q < 1 << (log_r + log_j):
+        rem = q & run_mask
+        k = rem >> log_a
+        jl = ((q >> (log_a + log_r)) << log_a) + (rem & a_mask)
+        p = slot(bit_reverse(k, log_r), jl, log_j, swizzle)
+        for limb in range(N):
+            x[limb] = buf[limb, p]
+        store_element(x, y, dst, b, j0 + jl, k, post, log_r, log_ns, mode)
+        q += stride
+
+
+@device
+def power_entry(i, out, low, high, log_low, log_ns, shift):
+    """out[:, i] = base^e from split tables (domain.split_powers): e = i if log_ns < 0
+    (coset tables), else e = (r m) << shift with i = r Ns + m (pass twiddle tables)."""
+    x = local_u32(N)
+    y = local_u32(N)
+    e = int64(i)
+    if log_ns >= 0:
+        e = ((e >> log_ns) * (e & ((1 << log_ns) - 1))) << shift
+    for limb in range(N):
+        x[limb] = low[limb, e & ((1 << log_low) - 1)]
+        y[limb] = high[limb, e >> log_low]
+    _mul_canonical(x, x, y)
+    for limb in range(N):
+        out[limb, i] = x[limb]

@@ -28,7 +28,7 @@ from numba import config, cuda, int64, prange, uint32
 from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel
 from numba_cuzk.ntt.device import (
     N, ROOT_SLOTS, SLOTS, SWIZZLE, block_load, block_stage, block_store, direct_store, load_roots, power_entry,
-    radix4_group, radix4_group_paired,
+    radix4_group,
 )
 from numba_cuzk.ntt.domain import MAX_RADIX_LOG
 
@@ -114,35 +114,6 @@ def radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log
         block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle)
 
 
-@cuda.jit(device=True)
-def radix4_pair_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
-    """radix4_pass_block with radix4_group_paired. One pass of one block as radix-4 groups (device.radix4_group) at s = log_r mod 2,
-    + 2, ..., log_r - 2, after one radix-2 stage (block_load, block_stage) if log_r is odd:
-    ceil(log_r / 2) trips through shared memory and barriers, one fewer with a direct
-    store (device.direct_store), against log_r + 1 for gpu_pass. One call site of
-    radix4_group, its load and store chosen at run time, keeps the kernel small."""
-    tid = int64(cuda.threadIdx.x)
-    stride = int64(cuda.blockDim.x)
-    b = int64(cuda.blockIdx.y)
-    j0 = int64(cuda.blockIdx.x) << log_j
-    direct = direct_store(log_r, log_j, log_ns)
-    swizzle = mode & SWIZZLE
-    load_roots(rt, roots, tid, stride, log_r)
-    if log_r & 1:
-        block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle)
-        cuda.syncthreads()
-        block_stage(buf, rt, 0, 0, tid, stride, log_r, log_j, swizzle)
-    cuda.syncthreads()
-    for s in range(log_r & 1, log_r - 1, 2):
-        to_global = direct and s == log_r - 2
-        radix4_group_paired(buf, src, dst, b, j0, tw, pre, post, rt, 0, s, tid, stride,
-                     log_n, log_r, log_j, log_ns, mode, swizzle, s == 0, to_global)
-        if not to_global:
-            cuda.syncthreads()
-    if not direct:
-        block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle)
-
-
 # Two register budgets for the same pass, to be measured side by side (bench/ntt.py): at
 # least 2 blocks of 256 threads per SM (ptxas may use up to 128 registers) or 3 (80).
 @gpu_kernel(**_radix4_options(2))
@@ -151,14 +122,6 @@ def gpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns,
     buf = cuda.shared.array((N, SLOTS), uint32)
     rt = cuda.shared.array((N, ROOT_SLOTS), uint32)
     radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode)
-
-
-@gpu_kernel(**_radix4_options(2))
-def gpu_pass_radix4_pair(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
-    """gpu_pass_radix4 with its products in side-by-side pairs (radix4_pair_pass_block)."""
-    buf = cuda.shared.array((N, SLOTS), uint32)
-    rt = cuda.shared.array((N, ROOT_SLOTS), uint32)
-    radix4_pair_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode)
 
 
 @gpu_kernel(**_radix4_options(3))
@@ -190,27 +153,6 @@ def cpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns,
             block_store(buf, dst, b, j0, post, 0, 1, log_n, log_r, log_j, log_ns, mode, swizzle)
 
 
-@cpu_kernel(parallel=True)
-def cpu_pass_radix4_pair(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
-    """radix4_pair_pass_block on all CPU cores: one job per (vector, block of columns)."""
-    blocks = 1 << (log_n - log_r - log_j)
-    shift = MAX_RADIX_LOG - log_r
-    direct = direct_store(log_r, log_j, log_ns)
-    swizzle = mode & SWIZZLE
-    for job in prange(src.shape[0] * blocks):
-        b = job // blocks
-        j0 = (job % blocks) << log_j
-        buf = np.empty((N, SLOTS), dtype=np.uint32)
-        if log_r & 1:
-            block_load(buf, src, b, j0, tw, pre, 0, 1, log_n, log_r, log_j, log_ns, mode, swizzle)
-            block_stage(buf, roots, shift, 0, 0, 1, log_r, log_j, swizzle)
-        for s in range(log_r & 1, log_r - 1, 2):
-            radix4_group_paired(buf, src, dst, b, j0, tw, pre, post, roots, shift, s, 0, 1,
-                         log_n, log_r, log_j, log_ns, mode, swizzle, s == 0, direct and s == log_r - 2)
-        if not direct:
-            block_store(buf, dst, b, j0, post, 0, 1, log_n, log_r, log_j, log_ns, mode, swizzle)
-
-
 @dataclass(frozen=True)
 class PassKernel:
     """A pass implementation: its CUDA kernel and CPU twin (same arguments), the threads per
@@ -228,7 +170,6 @@ PASS_KERNELS = {
     "radix2": PassKernel(gpu_pass, cpu_pass, LAUNCH_THREADS, False, 0),
     "radix4": PassKernel(gpu_pass_radix4, cpu_pass_radix4, LAUNCH_THREADS_RADIX4, True, SWIZZLE),
     "radix4_b3": PassKernel(gpu_pass_radix4_b3, cpu_pass_radix4, LAUNCH_THREADS_RADIX4, True, SWIZZLE),
-    "radix4_pair": PassKernel(gpu_pass_radix4_pair, cpu_pass_radix4_pair, LAUNCH_THREADS_RADIX4, True, SWIZZLE),
     "radix4_pad": PassKernel(gpu_pass_radix4, cpu_pass_radix4, LAUNCH_THREADS_RADIX4, True, 0),
 }
 
