@@ -8,9 +8,10 @@ block transforms J*R <= 2^10 elements in 33 KiB of shared memory (+ 4 KiB of inn
 - ``gpu_pass`` ("radix2"): one radix-2 stage per trip through shared memory and barrier;
   64 registers, no local memory (ptxas, sm_90).
 - ``gpu_pass_radix4`` ("radix4"): four elements per thread in registers, two stages per
-  trip (device.radix4_group); the first group reads global memory, the last may store to
-  it; 118 registers, no local memory (ptxas 13.0, sm_90, without a GPU).
-- ``gpu_pass_radix4_b3`` ("radix4_b3"): the same in <= 80 registers (80 B of spills).
+  trip (device.radix4_group), products in side-by-side pairs; the first group reads
+  global memory, the last may store to it; 126 registers, no local memory (ptxas 13.0,
+  sm_90, without a GPU; 120 on the H200's nvJitLink).
+- ``gpu_pass_radix4_b3`` ("radix4_b3"): the same in <= 80 registers (176 B of spills).
   "radix4" and "radix4_b3" use the swizzled buffer (device.slot), "radix4_pad" is
   gpu_pass_radix4 with gpu_pass's padded one.
 Per element and pass: 2 x 32 B of global traffic (+32 B of twiddles after the first pass)
