@@ -17,8 +17,8 @@ one radix-2 DIF stage of all J DFTs in it (log_r stages, bit-reversed result), a
 The buffer is (8, SLOTS) uint32: element (row, column jl) at slot p + p // 32 with
 p = row*J + jl. The pad word every 32 spreads the bit-reversed rows that ``block_store``
 reads across all 32 shared-memory banks (without it 8 rows hit the same bank). The
-radix-4 kernels may use a swizzled layout instead (``slot``; the functions that touch the
-buffer take ``swizzle``).
+radix-4 kernels use a swizzled layout instead (``slot``; the functions that touch the
+buffer take ``swizzle``, a compile-time constant of each kernel).
 
 Every function takes (tid, stride): the GPU passes threadIdx.x and blockDim.x and
 synchronizes between calls; the CPU passes (0, 1). The loops over a block's items are
@@ -30,9 +30,8 @@ mode bits: PRE multiplies input i by pre[i] (coset g^i, first pass), TWIDDLE app
 pre-twiddle (every pass but the first), POST multiplies output o by post[o & mask]
 (inverse: n^-1 or g^-o n^-1, last pass), REVERSE reads input i from (n - i) mod n
 (inverse, first pass: intt(A) = n^-1 ntt(A[-k]), so one forward table serves both
-directions; reversing the first pass's reads keeps the last pass in place), SWIZZLE
-selects the swizzled buffer layout (read by the radix-4 kernels only), FINAL reduces the
-outputs from [0, 2p) to canonical residues (last pass).
+directions; reversing the first pass's reads keeps the last pass in place), FINAL
+reduces the outputs from [0, 2p) to canonical residues (last pass).
 """
 
 from __future__ import annotations
@@ -48,7 +47,7 @@ N = fr_ops.limbs
 SLOTS = (1 << BLOCK_LOG) + (1 << BLOCK_LOG) // 32
 ROOT_SLOTS = 1 << (MAX_RADIX_LOG - 1)
 
-PRE, TWIDDLE, POST, REVERSE, SWIZZLE, FINAL = 1, 2, 4, 8, 16, 32
+PRE, TWIDDLE, POST, REVERSE, FINAL = 1, 2, 4, 8, 16
 
 # Values between a transform's stages and passes are lazy, in [0, 2p) (mont.py): products
 # skip their final subtraction and the last pass (FINAL) reduces each output once. Every

@@ -12,8 +12,9 @@ block transforms J*R <= 2^10 elements in 33 KiB of shared memory (+ 4 KiB of inn
   global memory, the last may store to it; 126 registers, no local memory (ptxas 13.0,
   sm_90, without a GPU; 120 on the H200's nvJitLink).
 - ``gpu_pass_radix4_b3`` ("radix4_b3"): the same in <= 80 registers (176 B of spills).
-  "radix4" and "radix4_b3" use the swizzled buffer (device.slot), "radix4_pad" is
-  gpu_pass_radix4 with gpu_pass's padded one.
+  "radix4" and "radix4_b3" use the swizzled buffer (device.slot), as a compile-time
+  constant: decided at run time, every slot was computed both ways (~40 instructions per
+  trip).
 Per element and pass: 2 x 32 B of global traffic (+32 B of twiddles after the first pass)
 against log_r / 2 butterfly products (+1 pre-twiddle): arithmetic dominates at log_r >= 6.
 Kernels never allocate, synchronize or copy.
@@ -28,7 +29,7 @@ from numba import config, cuda, int64, prange, uint32
 
 from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel
 from numba_cuzk.ntt.device import (
-    N, ROOT_SLOTS, SLOTS, SWIZZLE, block_load, block_stage, block_store, direct_store, load_roots, power_entry,
+    N, ROOT_SLOTS, SLOTS, block_load, block_stage, block_store, direct_store, load_roots, power_entry,
     radix4_group,
 )
 from numba_cuzk.ntt.domain import MAX_RADIX_LOG
@@ -98,7 +99,7 @@ def radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log
     b = int64(cuda.blockIdx.y)
     j0 = int64(cuda.blockIdx.x) << log_j
     direct = direct_store(log_r, log_j, log_ns)
-    swizzle = mode & SWIZZLE
+    swizzle = True
     load_roots(rt, roots, tid, stride, log_r)
     if log_r & 1:
         block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle)
@@ -139,7 +140,7 @@ def cpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns,
     blocks = 1 << (log_n - log_r - log_j)
     shift = MAX_RADIX_LOG - log_r
     direct = direct_store(log_r, log_j, log_ns)
-    swizzle = mode & SWIZZLE
+    swizzle = True
     for job in prange(src.shape[0] * blocks):
         b = job // blocks
         j0 = (job % blocks) << log_j
@@ -157,21 +158,18 @@ def cpu_pass_radix4(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns,
 @dataclass(frozen=True)
 class PassKernel:
     """A pass implementation: its CUDA kernel and CPU twin (same arguments), the threads per
-    block it is launched with, whether it wants domain.plan's even radices, and the mode
-    bits it adds (device.SWIZZLE: its buffer layout)."""
+    block it is launched with, and whether it wants domain.plan's even radices."""
 
     gpu: object
     cpu: object
     threads: int
     even_radices: bool
-    mode_bits: int
 
 
 PASS_KERNELS = {
-    "radix2": PassKernel(gpu_pass, cpu_pass, LAUNCH_THREADS, False, 0),
-    "radix4": PassKernel(gpu_pass_radix4, cpu_pass_radix4, LAUNCH_THREADS_RADIX4, True, SWIZZLE),
-    "radix4_b3": PassKernel(gpu_pass_radix4_b3, cpu_pass_radix4, LAUNCH_THREADS_RADIX4, True, SWIZZLE),
-    "radix4_pad": PassKernel(gpu_pass_radix4, cpu_pass_radix4, LAUNCH_THREADS_RADIX4, True, 0),
+    "radix2": PassKernel(gpu_pass, cpu_pass, LAUNCH_THREADS, False),
+    "radix4": PassKernel(gpu_pass_radix4, cpu_pass_radix4, LAUNCH_THREADS_RADIX4, True),
+    "radix4_b3": PassKernel(gpu_pass_radix4_b3, cpu_pass_radix4, LAUNCH_THREADS_RADIX4, True),
 }
 
 

@@ -41,8 +41,8 @@ from numba_cuzk.ntt.kernels import BUILD_THREADS, PASS_KERNELS, cpu_powers, gpu_
 COSET_CACHE_SIZE = 4
 # The pass kernel (kernels.PASS_KERNELS) of every transform not told otherwise, the prover's
 # included: "radix2" (one shared-memory trip per stage), "radix4" (two stages per trip, in
-# registers, swizzled buffer), "radix4_b3" (radix4 in <= 80 registers) or "radix4_pad"
-# (radix4 with radix2's padded buffer). bench/ntt.py times them all.
+# registers, swizzled buffer) or "radix4_b3" (radix4 in <= 80 registers). bench/ntt.py
+# times them all.
 VARIANT = "radix4"
 
 # Keys start with _side(): None for the CPU, the GPU's id for device arrays (one set of
@@ -114,7 +114,7 @@ def transform(values, out=None, *, inverse: bool, g: int | None = None, stream=N
     else:
         post = one
     for k, (p, target) in enumerate(zip(passes, _targets(len(passes), dst, scratch, in_place=out is None))):
-        mode = kernel.mode_bits | (TWIDDLE if not p.first else 0)
+        mode = 0 if p.first else TWIDDLE
         if p.first:
             mode |= REVERSE if inverse else (PRE if g is not None else 0)
         if p.last:
