@@ -1,4 +1,5 @@
-"""Montgomery arithmetic as PTX carry chains (CUDA target only): mul, sqr, add, sub, neg.
+"""Montgomery arithmetic as PTX carry chains (CUDA target only): mul, sqr, add, sub, neg,
+and the lazy add, sub and mul with their reduce.
 
 Why: Numba has no add-with-carry, so the portable code in mont.py spends ~3 instructions
 per 32x32-bit partial product (wide multiply, then a 64-bit add for the carry). PTX's
@@ -34,6 +35,11 @@ Algorithms (N limbs of 32 bits, w = 2^32, R = w^N, both moduli have a spare top 
 - both end with one conditional subtraction of p (sub chain, borrow, select).
 - add, sub, neg: one chain each, then a selection or a masked p (~3N instructions
   against ~7N for mont.py's uint64 loops, whose carries ptxas rebuilds with shifts).
+- Fr's p = 1 + (w - 1) w + ...: its two lowest limbs enter each reduction step as added
+  words, not products (_reduction_terms).
+- lazy (add_lazy, sub_lazy, mul_lazy): values in [0, 2p) instead of [0, p), for chains
+  of operations that reduce once at the end (the NTT): mul_lazy drops the final
+  subtraction, add and sub work modulo 2p, reduce brings a value to [0, p).
 """
 
 from __future__ import annotations
@@ -98,7 +104,7 @@ class _Program:
 
 
 @dataclass(frozen=True)
-class Words:
+class _Words:
     """Two words (registers or immediates) to add at adjacent positions of a chain, where
     the other entries are products (lo, hi)."""
 
@@ -116,7 +122,7 @@ class _Accumulator:
         self.bounds = [0] * size
 
     def add_products(self, pos: int, pairs: list, fits: bool = False, carry_if: str | None = None) -> None:
-        """Add x*y * w^(pos + 2k) for the k-th (x, y) pair, in one chain (a ``Words``
+        """Add x*y * w^(pos + 2k) for the k-th (x, y) pair, in one chain (a ``_Words``
         pair instead adds its two words there).
 
         lo and hi of each product are adjacent in the chain, which lets ptxas fuse them
@@ -133,7 +139,7 @@ class _Accumulator:
                 acc = self.words[pos] if self.words[pos] is not None else ZERO
                 if self.words[pos] is None:
                     self.words[pos] = self.program.temp()
-                if isinstance(pair, Words):
+                if isinstance(pair, _Words):
                     chain.op("add", self.words[pos], acc, pair.lo if half == "lo" else pair.hi)
                 else:
                     chain.op(f"mad.{half}", self.words[pos], *pair, acc)
@@ -192,7 +198,7 @@ def _reduction_terms(prog: _Program, low: str, params: FieldParams) -> tuple[lis
     if params.n0 == MASK and tuple(params.modulus_limbs[:2]) == (1, MASK):
         high = prog.temp()  # m minus the borrow of m = 0 - low: m - 1 unless low = 0
         prog.emit("subc.u32", high, m, ZERO)
-        pairs[0], pairs[1] = Words(m, ZERO), Words(low, high)
+        pairs[0], pairs[1] = _Words(m, ZERO), _Words(low, high)
     return pairs[0::2], pairs[1::2]
 
 

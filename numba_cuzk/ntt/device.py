@@ -336,7 +336,6 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
     w1 = local_u32(N)
     log_h2 = log_r - s - 2
     h2 = 1 << log_h2
-    h1 = h2 << 1
     q = tid
     while q < 1 << (log_r + log_j - 2):
         jl = q & ((1 << log_j) - 1)
