@@ -197,43 +197,58 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
             out[j] = (a[j] & mask) | (b[j] & ~mask)
 
     @device
-    def _reduce_once(out, t):
-        """out = t - p if t >= p else t, for t < 2p held in N limbs."""
+    def _subtract_once(out, t, carry, q):
+        """out = t + carry 2^(32N) - q if that is >= 0, else t: q is P (canonical values) or
+        P2 (lazy ones), carry 0 or 1 (a lazy sum of Fr's may pass 2^(32N): 4p > R)."""
         d = local_u32(N)
         borrow = _ZERO
         for j in range(N):
-            v = uint64(t[j]) - P[j] - borrow
+            v = uint64(t[j]) - q[j] - borrow
             d[j] = uint32(v & _MASK)
             borrow = v >> _SIGN
-        keep = uint32(0) - uint32(borrow)  # all ones when t < p
+        keep = uint32(0) - uint32(borrow & (carry ^ _ONE))  # all ones when t + carry R < q
         for j in range(N):
             out[j] = (t[j] & keep) | (d[j] & ~keep)
 
     @device
-    def add_portable(out, a, b):
-        # a + b < 2p < 2^(32N): both moduli have a spare top bit, so no carry leaves limb N-1.
+    def _reduce_once(out, t):
+        """out = t - p if t >= p else t, for t < 2p held in N limbs."""
+        _subtract_once(out, t, _ZERO, P)
+
+    @device
+    def _add_mod(out, a, b, q):
+        """a + b mod q for a, b < q (q = P or P2): one subtraction, the sum's carry counted."""
         t = local_u32(N)
         c = _ZERO
         for j in range(N):
             v = uint64(a[j]) + uint64(b[j]) + c
             t[j] = uint32(v & _MASK)
             c = v >> _SHIFT
-        _reduce_once(out, t)
+        _subtract_once(out, t, c, q)
 
     @device
-    def sub_portable(out, a, b):
+    def _sub_mod(out, a, b, q):
+        """a - b mod q for a, b < q: q added back where a < b."""
         t = local_u32(N)
         borrow = _ZERO
         for j in range(N):
             v = uint64(a[j]) - uint64(b[j]) - borrow
             t[j] = uint32(v & _MASK)
             borrow = v >> _SIGN
-        mask = _ZERO - borrow  # p where a < b, else 0
+        mask = _ZERO - borrow
         c = _ZERO
         for j in range(N):
-            v = uint64(t[j]) + (P[j] & mask) + c
+            v = uint64(t[j]) + (q[j] & mask) + c
             out[j] = uint32(v & _MASK)
             c = v >> _SHIFT
+
+    @device
+    def add_portable(out, a, b):
+        _add_mod(out, a, b, P)
+
+    @device
+    def sub_portable(out, a, b):
+        _sub_mod(out, a, b, P)
 
     @device
     def neg_portable(out, a):
@@ -246,37 +261,11 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
 
     @device
     def add_lazy_portable(out, a, b):
-        # a + b < 4p may pass 2^(32N) (Fr): the carry out counts in the comparison with 2p
-        t = local_u32(N)
-        c = _ZERO
-        for j in range(N):
-            v = uint64(a[j]) + uint64(b[j]) + c
-            t[j] = uint32(v & _MASK)
-            c = v >> _SHIFT
-        d = local_u32(N)
-        borrow = _ZERO
-        for j in range(N):
-            v = uint64(t[j]) - P2[j] - borrow
-            d[j] = uint32(v & _MASK)
-            borrow = v >> _SIGN
-        keep = uint32(0) - uint32(borrow & (c ^ _ONE))  # all ones when a + b < 2p
-        for j in range(N):
-            out[j] = (t[j] & keep) | (d[j] & ~keep)
+        _add_mod(out, a, b, P2)
 
     @device
     def sub_lazy_portable(out, a, b):
-        t = local_u32(N)
-        borrow = _ZERO
-        for j in range(N):
-            v = uint64(a[j]) - uint64(b[j]) - borrow
-            t[j] = uint32(v & _MASK)
-            borrow = v >> _SIGN
-        mask = _ZERO - borrow  # 2p where a < b, else 0
-        c = _ZERO
-        for j in range(N):
-            v = uint64(t[j]) + (P2[j] & mask) + c
-            out[j] = uint32(v & _MASK)
-            c = v >> _SHIFT
+        _sub_mod(out, a, b, P2)
 
     @device
     def mul_lazy_portable(out, a, b):
