@@ -96,12 +96,15 @@ def pass_bytes(log_n: int, variant: str, coset: bool) -> int:
     return total + (n_bytes if coset else 0)
 
 
-def kernel_resources(variant: str) -> dict:
-    """Registers and local memory per thread of a compiled pass kernel (empty in the simulator)."""
-    overloads = list(getattr(PASS_KERNELS[variant].gpu, "overloads", {}).values())
-    if SIMULATOR or not overloads:
+def kernel_resources(variant: str, log_n: int) -> dict:
+    """Registers and local memory per thread of the pass kernels ``variant`` runs at 2^log_n
+    (PassKernel.gpu_for), by kernel name; empty in the simulator."""
+    kernels = {PASS_KERNELS[variant].gpu_for(p) for p in plan_of(log_n, variant)}
+    compiled = {k.__name__: list(getattr(k, "overloads", {}).values()) for k in kernels}
+    if SIMULATOR or not all(compiled.values()):
         return {}
-    return {"regs": overloads[0].regs_per_thread, "local_bytes": overloads[0].local_mem_per_thread}
+    return {"regs": {name: o[0].regs_per_thread for name, o in compiled.items()},
+            "local_bytes": {name: o[0].local_mem_per_thread for name, o in compiled.items()}}
 
 
 def apply(kind: str, d, variant: str, out=None):
@@ -206,7 +209,7 @@ def bench_size(log_n: int, args, rng, rate: float, bandwidth: float, device: str
                   "radix_logs": [p.log_r for p in plan_of(log_n, variant)], "in_place": True,
                   "x_vs_radix2": round(base_ms / ms, 3), "prepare_ms_all_kernels": round(prepare_ms, 1),
                   "fr_mul_gops": round(rate, 2), "copy_gbs": round(bandwidth, 1),
-                  "verified": f"equals {BASELINE} on the device", **kernel_resources(variant)}
+                  "verified": f"equals {BASELINE} on the device", **kernel_resources(variant, log_n)}
         if kind.startswith("phase"):
             params["batch"] = 3
             params["calls"] = "intt + coset_ntt" if kind == "phase_unfused" else "shift_to_coset"

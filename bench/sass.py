@@ -101,11 +101,12 @@ def local_kernels() -> dict[str, tuple[object, tuple]]:
     batch = np.zeros((2, FR.limbs, 2), np.uint32)
     # (src, dst, twiddles, pre, post, roots, log_n, log_r, log_j, log_ns, mode)
     ntt_args = (batch, batch, table, table, table, table, 0, 0, 0, 0, 0)
+    fixed_args = ntt_args[:7] + ntt_args[9:]  # without log_r, log_j
     scalar_args = (u32(FR.limbs), True, 0, 0, kinds)  # (scalars, montgomery, c, windows, kinds)
     values = {
         "ntt_pass": (ntt_kernels.gpu_pass, ntt_args),
         "ntt_pass_radix4": (ntt_kernels.gpu_pass_radix4, ntt_args),
-        "ntt_pass_radix4_b3": (ntt_kernels.gpu_pass_radix4_b3, ntt_args),
+        **{f"ntt_pass_radix4_r{log_r}": (kernel, fixed_args) for log_r, kernel in ntt_kernels.PASS_KERNELS["radix4"].fixed},
         "classify": (K.classify, (*scalar_args, i32)),  # + counts
         "scan": (K.scan, (i32, 0, i32, i32, i32, i32)),  # (counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets)
         # (scalars, montgomery, c, first, stop, kinds, offsets, cursors, entries)
@@ -204,7 +205,7 @@ def main(argv=None) -> None:
             report[name] = _record(out, name, argtypes, sass, usage)
     else:
         _compile()
-        kernels = {"ntt_pass_radix4": ntt_kernels.gpu_pass_radix4, "ntt_pass": ntt_kernels.gpu_pass,
+        kernels = {"ntt_pass_radix4_r6": ntt_kernels.gpu_pass_radix4_r6, "ntt_pass": ntt_kernels.gpu_pass,
                    **{f"{kind}_{curve.lower()}": K.POINT_KERNELS[curve][kind] for curve in ("G1", "G2")
                       for kind in ("accumulate", "reduce")}}
         for name, kernel in kernels.items():

@@ -14,11 +14,13 @@ A block owns J = 2^log_j consecutive columns: ``block_load`` gathers their J*R i
 one radix-2 DIF stage of all J DFTs in it (log_r stages, bit-reversed result), and
 ``block_store`` writes the outputs back in natural order (runs of >= J consecutive words).
 
-The buffer is (8, SLOTS) uint32: element (row, column jl) at slot p + p // 32 with
-p = row*J + jl. The pad word every 32 spreads the bit-reversed rows that ``block_store``
-reads across all 32 shared-memory banks (without it 8 rows hit the same bank). The
-radix-4 kernels use a swizzled layout instead (``slot``; the functions that touch the
-buffer take ``swizzle``, a compile-time constant of each kernel).
+The buffer is (SLOTS, 8) uint32, element-major and 16-byte aligned: an element's 8 limbs
+are 32 consecutive bytes, which NVVM moves with two 16-byte shared-memory instructions
+(ld/st.shared.v4) instead of eight 4-byte ones. Element (row, column jl) lives at slot
+``slot(row, jl, log_j)``: p = row J + jl with its low 2 bits XORed by all its higher 2-bit
+digits, so that every access pattern of the passes (rows at a stride, bit-reversed rows)
+spreads each quarter-warp over 4 different p mod 4: two-way conflicts, the fewest a
+32-byte element allows a 16-byte access (tests/ntt/test_pass_kernels.py counts them).
 
 Every function takes (tid, stride): the GPU passes threadIdx.x and blockDim.x and
 synchronizes between calls; the CPU passes (0, 1). The loops over a block's items are
@@ -37,14 +39,16 @@ reduces the outputs from [0, 2p) to canonical residues (last pass).
 from __future__ import annotations
 
 import numpy as np
-from numba import int64
+from numba import cuda, int64, uint32
+from numba.core import extending as cpu_extending
+from numba.cuda import extending as cuda_extending
 
 from numba_cuzk.field.mont import device, fr_ops
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.ntt.domain import BLOCK_LOG, MAX_RADIX_LOG
 
 N = fr_ops.limbs
-SLOTS = (1 << BLOCK_LOG) + (1 << BLOCK_LOG) // 32
+SLOTS = 1 << BLOCK_LOG
 ROOT_SLOTS = 1 << (MAX_RADIX_LOG - 1)
 
 PRE, TWIDDLE, POST, REVERSE, FINAL = 1, 2, 4, 8, 16
@@ -61,9 +65,14 @@ _M8 = np.int64(0x00FF00FF)
 _M16 = np.int64(0x0000FFFF)
 
 
-@device
 def bit_reverse(k, bits):
-    """The low ``bits`` bits of k (bits in [1, 32]) in reverse order."""
+    """The low ``bits`` bits of k (bits in [1, 32]) in reverse order: one brev instruction
+    in a CUDA kernel, five mask-and-shift swaps elsewhere."""
+    return _swap_bits(k, bits)
+
+
+@device
+def _swap_bits(k, bits):
     x = int64(k)
     x = ((x >> 1) & _M1) | ((x & _M1) << 1)
     x = ((x >> 2) & _M2) | ((x & _M2) << 2)
@@ -73,29 +82,47 @@ def bit_reverse(k, bits):
     return x >> (32 - bits)
 
 
+@cpu_extending.overload(bit_reverse, inline="always")
+def _bit_reverse_cpu(k, bits):
+    return lambda k, bits: _swap_bits(k, bits)
+
+
+@cuda_extending.overload(bit_reverse, inline="always")
+def _bit_reverse_cuda(k, bits):
+    return lambda k, bits: int64(cuda.brev(uint32(k))) >> (32 - bits)
+
+
 @device
-def slot(row, jl, log_j, swizzle):
-    """Where element (row, column jl) lives in the buffer, p = row J + jl: p + p // 32 (the
-    pad word, for block_store's bit-reversed reads), or with ``swizzle`` (the radix-4
-    kernels) p with its low 5 bits XORed by (4 (p >> 4) ^ (p >> 5)) mod 32, a permutation
-    inside each run of 32 slots that leaves every warp access of radix4_group (rows
-    r0 + k h2: 2- and 4-way conflicts with the pad at h2 = 4, 1) and of block_store
-    conflict-free (counted for R = 2^6..2^8)."""
+def slot(row, jl, log_j):
+    """Where element (row, column jl) lives in the buffer: p = row J + jl with its low 2 bits
+    XORed by the XOR of its 2-bit digits above them (p < 2^10: digits 1 to 4). A
+    permutation of every aligned run of 4 slots."""
     p = (row << log_j) + jl
-    if swizzle:
-        return p ^ ((((p >> 4) << 2) ^ (p >> 5)) & 31)
-    return p + (p >> 5)
+    return p ^ (((p >> 2) ^ (p >> 4) ^ (p >> 6) ^ (p >> 8)) & 3)
+
+
+@device
+def move(buf, p, x, to_buf):
+    """x <-> buf[p] (to_buf: registers to buf). One element's 8 limbs in a row: NVVM merges
+    them into two 16-byte accesses, which stores interleaved with another slot's would
+    prevent (the slots might be equal)."""
+    for limb in range(N):
+        if to_buf:
+            buf[p, limb] = x[limb]
+        else:
+            x[limb] = buf[p, limb]
 
 
 @device
 def load_roots(rt, roots, tid, stride, log_r):
-    """rt[:, i] = w_R^i for i < R/2, from roots (powers of a 2^MAX_RADIX_LOG-th root)."""
+    """rt[i] = w_R^i for i < R/2, from roots (powers of a 2^MAX_RADIX_LOG-th root); both
+    element-major (rows of 8 limbs)."""
     shift = MAX_RADIX_LOG - log_r
     q = tid
     while q < N << (log_r - 1):
         limb = q >> (log_r - 1)
         i = q & ((1 << (log_r - 1)) - 1)
-        rt[limb, i] = roots[limb, i << shift]
+        rt[i, limb] = roots[i << shift, limb]
         q += stride
 
 
@@ -135,7 +162,7 @@ def store_element(x, y, dst, b, j, k, post, log_r, log_ns, mode):
 
 
 @device
-def block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle):
+def block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode):
     x = local_u32(N)
     y = local_u32(N)
     q = tid
@@ -143,14 +170,12 @@ def block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_n
         jl = q & ((1 << log_j) - 1)
         r = q >> log_j
         load_element(x, y, src, b, j0 + jl, r, tw, pre, log_n, log_r, log_ns, mode)
-        p = slot(r, jl, log_j, swizzle)
-        for limb in range(N):
-            buf[limb, p] = x[limb]
+        move(buf, slot(r, jl, log_j), x, True)
         q += stride
 
 
 @device
-def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j, swizzle):
+def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j):
     """Radix-2 DIF stage s < log_r on all columns: pairs rows (r0, r0 + h), h = R >> (s+1);
     (a, b) <- (a + b, (a - b) w_R^(p 2^s)) with p = r0 mod h."""
     x = local_u32(N)
@@ -165,21 +190,19 @@ def block_stage(buf, rt, rt_shift, s, tid, stride, log_r, log_j, swizzle):
         u = t >> log_j
         p = u & h_mask
         r0 = ((u >> log_h) << (log_h + 1)) + p
-        s0 = slot(r0, jl, log_j, swizzle)
-        s1 = slot(r0 + (1 << log_h), jl, log_j, swizzle)
-        for limb in range(N):
-            x[limb] = buf[limb, s0]
-            y[limb] = buf[limb, s1]
+        s0 = slot(r0, jl, log_j)
+        s1 = slot(r0 + (1 << log_h), jl, log_j)
+        move(buf, s0, x, False)
+        move(buf, s1, y, False)
         _sub(w, x, y)
         _add(x, x, y)
         if p != 0:  # w_R^0 = 1: the last stage has no products at all
             root = (p << s) << rt_shift
             for limb in range(N):
-                y[limb] = rt[limb, root]
+                y[limb] = rt[root, limb]
             _mul(w, y, w)
-        for limb in range(N):
-            buf[limb, s0] = x[limb]
-            buf[limb, s1] = w[limb]
+        move(buf, s0, x, True)
+        move(buf, s1, w, True)
         t += stride
 
 
@@ -191,7 +214,7 @@ def butterfly(a, b, t, w, rt, root):
     _add(a, a, b)
     if root != 0:
         for limb in range(N):
-            w[limb] = rt[limb, root]
+            w[limb] = rt[root, limb]
         _mul(b, w, t)
     else:
         for limb in range(N):
@@ -199,31 +222,20 @@ def butterfly(a, b, t, w, rt, root):
 
 
 @device
-def move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, to_buf):
+def move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, to_buf):
     """x0..x3 <-> rows r0 + {0, h2, 2 h2, 3 h2} of column jl in buf (to_buf: registers to
     buf). The slots are computed where used: kept live across the butterflies they cost
     9 registers (ptxas: 127 against 118)."""
-    s0 = slot(r0, jl, log_j, swizzle)
-    s1 = slot(r0 + h2, jl, log_j, swizzle)
-    s2 = slot(r0 + 2 * h2, jl, log_j, swizzle)
-    s3 = slot(r0 + 3 * h2, jl, log_j, swizzle)
-    for limb in range(N):
-        if to_buf:
-            buf[limb, s0] = x0[limb]
-            buf[limb, s1] = x1[limb]
-            buf[limb, s2] = x2[limb]
-            buf[limb, s3] = x3[limb]
-        else:
-            x0[limb] = buf[limb, s0]
-            x1[limb] = buf[limb, s1]
-            x2[limb] = buf[limb, s2]
-            x3[limb] = buf[limb, s3]
+    move(buf, slot(r0, jl, log_j), x0, to_buf)
+    move(buf, slot(r0 + h2, jl, log_j), x1, to_buf)
+    move(buf, slot(r0 + 2 * h2, jl, log_j), x2, to_buf)
+    move(buf, slot(r0 + 3 * h2, jl, log_j), x3, to_buf)
 
 
 @device
 def load_root(w, rt, root):
     for limb in range(N):
-        w[limb] = rt[limb, root]
+        w[limb] = rt[root, limb]
 
 
 @device
@@ -310,7 +322,7 @@ def store4(x0, x1, x2, x3, w0, w1, dst, b, j, r0, h2, post, log_r, log_ns, mode)
 
 @device
 def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stride,
-                 log_n, log_r, log_j, log_ns, mode, swizzle, from_global, to_global):
+                 log_n, log_r, log_j, log_ns, mode, from_global, to_global):
     """Radix-2 DIF stages s and s + 1 (s + 2 <= log_r) of all J DFTs, two stages per trip
     through shared memory: unit q (column jl, u < R/4) holds rows r0 + {0, h2, h1, h1 + h2}
     (h1 = R >> (s+1), h2 = h1 / 2, r0 = r mod h2 + multiples of 2 h1) in registers: stage s
@@ -345,10 +357,10 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
         if from_global:
             load4(x0, x1, x2, x3, w0, w1, src, b, j0 + jl, r0, h2, tw, pre, log_n, log_r, log_ns, mode)
         else:
-            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, False)
+            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, False)
         if h2 == 1:
             butterfly(x0, x2, t0, w0, rt, 0)
-            butterfly(x1, x3, t0, w0, rt, (1 << s) << rt_shift)
+            butterfly(x1, x3, t0, w0, rt, (h2 << s) << rt_shift)
             butterfly(x0, x1, t0, w0, rt, 0)
             butterfly(x2, x3, t0, w0, rt, 0)
         else:
@@ -360,7 +372,7 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
         if to_global:
             store4(x0, x1, x2, x3, w0, w1, dst, b, j0 + jl, r0, h2, post, log_r, log_ns, mode)
         else:
-            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, swizzle, True)
+            move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, True)
         q += stride
 
 
@@ -373,7 +385,7 @@ def direct_store(log_r, log_j, log_ns):
 
 
 @device
-def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode, swizzle):
+def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode):
     x = local_u32(N)
     y = local_u32(N)
     # Consecutive q -> consecutive output addresses: a = min(J, Ns) columns share a run.
@@ -385,9 +397,7 @@ def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns,
         rem = q & run_mask
         k = rem >> log_a
         jl = ((q >> (log_a + log_r)) << log_a) + (rem & a_mask)
-        p = slot(bit_reverse(k, log_r), jl, log_j, swizzle)
-        for limb in range(N):
-            x[limb] = buf[limb, p]
+        move(buf, slot(bit_reverse(k, log_r), jl, log_j), x, False)
         store_element(x, y, dst, b, j0 + jl, k, post, log_r, log_ns, mode)
         q += stride
 

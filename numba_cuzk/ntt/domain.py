@@ -122,6 +122,8 @@ def split_powers(base: int, log_n: int, scale: int = 1) -> tuple[np.ndarray, np.
 
 
 def inner_roots() -> np.ndarray:
-    """(8, 2^(ROOT_TABLE_LOG-1)) Montgomery powers of the primitive 2^ROOT_TABLE_LOG-th root;
-    w_R^i = table[i << (ROOT_TABLE_LOG - log_r)] for any radix R = 2^log_r <= 2^ROOT_TABLE_LOG."""
-    return montgomery_limbs(powers(FR.root_of_unity(ROOT_TABLE_LOG), 1 << (ROOT_TABLE_LOG - 1)))
+    """(2^(ROOT_TABLE_LOG-1), 8) Montgomery powers of the primitive 2^ROOT_TABLE_LOG-th root,
+    element-major (as the passes' shared buffers: device.py); w_R^i = table[i << (ROOT_TABLE_LOG
+    - log_r)] for any radix R = 2^log_r <= 2^ROOT_TABLE_LOG."""
+    roots = powers(FR.root_of_unity(ROOT_TABLE_LOG), 1 << (ROOT_TABLE_LOG - 1))
+    return np.ascontiguousarray(montgomery_limbs(roots).T)

@@ -40,9 +40,8 @@ from numba_cuzk.ntt.kernels import BUILD_THREADS, PASS_KERNELS, cpu_powers, gpu_
 
 COSET_CACHE_SIZE = 4
 # The pass kernel (kernels.PASS_KERNELS) of every transform not told otherwise, the prover's
-# included: "radix2" (one shared-memory trip per stage), "radix4" (two stages per trip, in
-# registers, swizzled buffer) or "radix4_b3" (radix4 in <= 80 registers). bench/ntt.py
-# times them all.
+# included: "radix2" (one shared-memory trip per stage) or "radix4" (two stages per trip,
+# in registers). bench/ntt.py times both.
 VARIANT = "radix4"
 
 # Keys start with _side(): None for the CPU, the GPU's id for device arrays (one set of
@@ -119,11 +118,11 @@ def transform(values, out=None, *, inverse: bool, g: int | None = None, stream=N
             mode |= REVERSE if inverse else (PRE if g is not None else 0)
         if p.last:
             mode |= FINAL | (POST if inverse else 0)
-        args = (src, target, twiddles[k], pre, post, roots, log_n, p.log_r, p.log_j, p.log_ns, mode)
+        tables = (src, target, twiddles[k], pre, post, roots)
         if on_device:
-            kernel.gpu[(p.blocks, batch), kernel.threads, stream or 0](*args)
+            kernel.launch(p, (p.blocks, batch), stream or 0, tables, mode)
         else:
-            kernel.cpu(*args)
+            kernel.cpu(*tables, log_n, p.log_r, p.log_j, p.log_ns, mode)
         src = target
     return values if out is None else out
 

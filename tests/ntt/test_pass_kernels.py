@@ -6,8 +6,9 @@ an even radix from global memory, an odd radix (block_load + one radix-2 stage f
 radix-4 groups through shared memory, the last group storing straight to global
 (Ns >= J, log_r >= 3) or through block_store (first passes, log_r = 2, Ns < J), several
 blocks per vector (2^11: 2 blocks in both passes), and in-place last passes.
-Both buffer layouts (device.slot: radix2's padded, radix4's swizzled) run every case. On the GPU path
-outputs go into poisoned arrays; in the simulator at 2^1-2^11.
+2^10 and 2^11 also run the radix-4 passes specialized to one radix (kernels.radix4_pass_fixed:
+2^4, 2^6); test_fixed_radices runs all three at full size on the GPU. On the GPU path outputs
+go into poisoned arrays; in the simulator at 2^1-2^11.
 """
 
 import numpy as np
@@ -68,10 +69,51 @@ def run(backend, kind: str, host: np.ndarray, variant: str, max_radix_log: int =
     return get(backend, out)
 
 
-def test_swizzled_layout_is_a_permutation():
+def test_layout_is_a_permutation():
     for log_j in range(0, 9):
-        slots = {slot(r, jl, log_j, 1) for r in range(1 << (10 - log_j)) for jl in range(1 << log_j)}
+        slots = {slot(r, jl, log_j) for r in range(1 << (10 - log_j)) for jl in range(1 << log_j)}
         assert slots == set(range(1 << 10))
+
+
+def wavefronts(slots: list[int]) -> int:
+    """Shared-memory wavefronts of one warp's 16-byte access (an element's first half) to 32
+    elements of 32 B at ``slots``: per quarter-warp, the most distinct 16-byte chunks in
+    one bank group (chunk mod 8). 4 quarters x 2: two-way, the fewest at 32 B per element."""
+    return sum(max(sum(1 for p in set(slots[q:q + 8]) if p % 4 == g) for g in range(4)) for q in range(0, 32, 8))
+
+
+def access_patterns(log_r: int, log_j: int):
+    """Per warp, the slots of every buffer access of a pass (device.py's index arithmetic):
+    block_load and block_stage (odd radix), radix4_group's rows, block_store's
+    bit-reversed reads for every run length."""
+    j_mask = (1 << log_j) - 1
+    for w in range(0, 1 << (log_r + log_j), 32):
+        yield [slot(q >> log_j, q & j_mask, log_j) for q in range(w, w + 32)]  # block_load
+        for log_a in range(0, log_j + 1):  # block_store
+            rows = [(q & ((1 << (log_a + log_r)) - 1)) >> log_a for q in range(w, w + 32)]
+            cols = [((q >> (log_a + log_r)) << log_a) + (q & ((1 << log_a) - 1)) for q in range(w, w + 32)]
+            yield [slot(int(f"{k:0{log_r}b}"[::-1], 2), jl, log_j) for k, jl in zip(rows, cols)]
+    for w in range(0, 1 << (log_r + log_j - 1), 32):
+        for log_h in range(log_r):  # block_stage's pairs (r0, r0 + h)
+            for side in (0, 1):
+                u = [q >> log_j for q in range(w, w + 32)]
+                yield [slot(((x >> log_h) << (log_h + 1)) + (x & ((1 << log_h) - 1)) + (side << log_h), q & j_mask, log_j)
+                       for x, q in zip(u, range(w, w + 32))]
+    for s in range(log_r & 1, log_r - 1, 2):  # radix4_group's rows r0 + k h2
+        log_h2 = log_r - s - 2
+        for w in range(0, 1 << (log_r + log_j - 2), 32):
+            for k in range(4):
+                u = [q >> log_j for q in range(w, w + 32)]
+                yield [slot(((x >> log_h2) << (log_h2 + 2)) + (x & ((1 << log_h2) - 1)) + (k << log_h2), q & j_mask, log_j)
+                       for x, q in zip(u, range(w, w + 32))]
+
+
+@pytest.mark.parametrize("log_r", range(1, domain.MAX_RADIX_LOG + 1))
+def test_layout_two_way_conflicts_at_most(log_r):
+    """Every warp access of a full block (J R = 2^10) costs the two-way minimum."""
+    log_j = domain.BLOCK_LOG - log_r
+    worst = max(wavefronts(slots) for slots in access_patterns(log_r, log_j))
+    assert worst == 8, (log_r, worst)
 
 
 def test_direct_store():
@@ -100,8 +142,6 @@ def test_even_plans():
 @pytest.mark.parametrize("case", SCHEDULE_CASES, ids=lambda c: f"log{c[0]}max{c[1]}")
 def test_every_direction(backend, variant, case):
     log_n, max_radix_log = case
-    if backend == "gpu" and SIMULATOR and log_n >= 9 and variant == "radix4_b3":
-        pytest.skip("same device code as radix4 (only launch bounds differ, ignored by the simulator)")
     host = random_limbs((8, 1 << log_n), seed=31 * log_n + max_radix_log)
     kinds = ("ntt", "intt", "coset_ntt", "coset_intt") if log_n <= 8 or not SIMULATOR else ("ntt", "coset_intt")
     for kind in kinds:
@@ -120,6 +160,21 @@ def test_in_place_multi_pass(backend, variant):
         assert np.array_equal(get(backend, arr), host), log_n
         shift_to_coset(arr, COSET_G, variant=variant)
         assert np.array_equal(get(backend, arr)[1], reference("shift", host[1], COSET_G)), log_n
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(SIMULATOR, reason="2^14-2^20: the GPU only (2^10 runs in test_every_direction)")
+def test_fixed_radices():
+    """The passes specialized to one radix (radix4's ``fixed`` kernels) at sizes where each
+    runs with and without its direct store: 2^16 [8, 8], 2^18 [6, 6, 6], 2^14 [8, 6],
+    2^20 [8, 6, 6] (and 2^10's [6, 4]), against the CPU backend (radix4_pass_block)."""
+    fixed = dict(PASS_KERNELS["radix4"].fixed)
+    for log_n in (10, 14, 16, 18, 20):
+        passes = domain.plan(log_n, even=True)
+        assert all(p.log_r in fixed and p.log_j == domain.BLOCK_LOG - p.log_r for p in passes), log_n
+        host = random_limbs((8, 1 << log_n), seed=log_n)
+        for kind in ("ntt", "coset_intt"):
+            assert np.array_equal(run("gpu", kind, host, "radix4"), run("cpu", kind, host, "radix4")), (kind, log_n)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
