@@ -10,10 +10,10 @@ element-major (device.py: each element moves as two 16-byte vectors).
   64 registers, no local memory (ptxas, sm_90).
 - ``gpu_pass_radix4`` ("radix4"): four elements per thread in registers, two stages per
   trip (device.radix4_group), products in side-by-side pairs; the first group reads
-  global memory, the last may store to it; <= 128 registers, no local memory (ptxas
-  13.0, sm_90). The passes of even radix 2^4, 2^6, 2^8 with a full block (every pass of
-  2^10 and up but an odd one) run ``gpu_pass_radix4_r4/_r6/_r8``: the same code with the
-  radix a compile-time constant (radix4_pass_fixed).
+  global memory, the last may store to it; 128 registers and 16 B of spills (ptxas 13.0,
+  sm_90). The passes of even radix 2^4, 2^6, 2^8 with a full block (every pass of 2^10
+  and up but an odd one) run ``gpu_pass_radix4_r4/_r6/_r8``: the same code with the radix
+  a compile-time constant (radix4_pass_fixed), 124-128 registers and no spills.
 Per element and pass: 2 x 32 B of global traffic (+32 B of twiddles after the first pass)
 against log_r / 2 butterfly products (+1 pre-twiddle): arithmetic dominates at log_r >= 6.
 Kernels never allocate, synchronize or copy.
@@ -38,7 +38,7 @@ THREADS = 256  # per block: 2 butterflies per thread per stage at 2^10 elements 
 # strided loops (the kernel strides by blockDim.x) at a tenth of the cost.
 LAUNCH_THREADS = 32 if config.ENABLE_CUDASIM else THREADS
 # 4 blocks of 256 threads per SM: ptxas then fits the pass in 64 registers with no spills
-# (72 unbounded: 3 blocks). 4 x 37 KiB of shared memory fits an H100/H200 SM's 228 KiB.
+# (72 unbounded: 3 blocks). 4 x 36 KiB of shared memory fits an H100/H200 SM's 228 KiB.
 # The simulator rejects launch_bounds.
 MIN_BLOCKS_PER_SM = 4
 _PASS_OPTIONS = {} if config.ENABLE_CUDASIM else {"launch_bounds": (THREADS, MIN_BLOCKS_PER_SM)}
