@@ -48,16 +48,20 @@ BUILD_THREADS = LAUNCH_THREADS
 ALIGN = None if config.ENABLE_CUDASIM else 16
 
 
+@cuda.jit(device=True)
+def block_origin(log_j):
+    """(tid, stride, b, j0) of a pass block: the thread, the threads per block (the loops'
+    stride), the vector of the batch and the block's first column."""
+    return int64(cuda.threadIdx.x), int64(cuda.blockDim.x), int64(cuda.blockIdx.y), int64(cuda.blockIdx.x) << log_j
+
+
 @gpu_kernel(**_PASS_OPTIONS)
 def gpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """One pass on (batch, 8, n) arrays; src and dst may be the same array only on the
     last pass (it reads and writes the same index set per block)."""
     buf = cuda.shared.array((SLOTS, N), uint32, alignment=ALIGN)
     rt = cuda.shared.array((ROOT_SLOTS, N), uint32, alignment=ALIGN)
-    tid = int64(cuda.threadIdx.x)
-    stride = int64(cuda.blockDim.x)
-    b = int64(cuda.blockIdx.y)
-    j0 = int64(cuda.blockIdx.x) << log_j
+    tid, stride, b, j0 = block_origin(log_j)
     load_roots(rt, roots, tid, stride, log_r)
     block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_ns, mode)
     cuda.syncthreads()
@@ -95,10 +99,7 @@ def radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log
     ceil(log_r / 2) trips through shared memory and barriers, one fewer with a direct
     store (device.direct_store), against log_r + 1 for gpu_pass. One call site of
     radix4_group, its load and store chosen at run time, keeps the kernel small."""
-    tid = int64(cuda.threadIdx.x)
-    stride = int64(cuda.blockDim.x)
-    b = int64(cuda.blockIdx.y)
-    j0 = int64(cuda.blockIdx.x) << log_j
+    tid, stride, b, j0 = block_origin(log_j)
     direct = direct_store(log_r, log_j, log_ns)
     load_roots(rt, roots, tid, stride, log_r)
     if log_r & 1:
@@ -123,10 +124,7 @@ def radix4_pass_fixed(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log
     mask, trip count and branch that depends on log_r, log_j or s folds to a constant
     (4% off the 2^24 transform, bench/NOTES.md)."""
     log_j = BLOCK_LOG - log_r
-    tid = int64(cuda.threadIdx.x)
-    stride = int64(cuda.blockDim.x)
-    b = int64(cuda.blockIdx.y)
-    j0 = int64(cuda.blockIdx.x) << log_j
+    tid, stride, b, j0 = block_origin(log_j)
     direct = direct_store(log_r, log_j, log_ns)
     load_roots(rt, roots, tid, stride, log_r)
     cuda.syncthreads()
