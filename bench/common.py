@@ -57,21 +57,37 @@ def record(name: str, value: float, unit: str, device: str, params: dict | None 
 
 
 def device_time_ms(launch, runs: int = 7, warmup: int = 2) -> list[float]:
-    """Device milliseconds of ``launch()`` per run, timed with CUDA events after warm-up."""
+    """Device milliseconds of each of ``runs`` calls of ``launch()`` after ``warmup`` calls,
+    from CUDA events recorded back to back: run k's interval starts at run k-1's stop event
+    and the warm-ups are still queued when the first starts, so the host's time to issue a
+    run (Python, argument checks, launches: ~0.1 ms for a 3-pass NTT) overlaps the run
+    before it. What the device waits on the host for is still counted: a launch that
+    synchronizes inside (the MSM's host window sum), or host work longer than the
+    device's, is timed whole."""
     from numba import cuda
 
     for _ in range(warmup):
         launch()
-    cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, stop = cuda.event(timing=True), cuda.event(timing=True)
-        start.record()
+    events = [cuda.event(timing=True) for _ in range(runs + 1)]
+    events[0].record()
+    for k in range(runs):
         launch()
-        stop.record()
-        stop.synchronize()
-        times.append(cuda.event_elapsed_time(start, stop))
-    return times
+        events[k + 1].record()
+    events[-1].synchronize()
+    return [cuda.event_elapsed_time(start, stop) for start, stop in zip(events, events[1:])]
+
+
+def same_call_peer(path: str | None, name: str) -> dict | None:
+    """Figure ``name`` of a peer benchmark's JSON-lines file (bench/peer/sppark.sh, run in
+    the same device call) as a record's ``peer``; None without the file or the figure."""
+    if not path or not Path(path).exists():
+        return None
+    for line in Path(path).read_text().splitlines():
+        rec = json.loads(line)
+        if rec["name"] == name:
+            return {"name": f"sppark {rec['peer']['commit'][:7]} (same call)", "value": round(rec["value"], 4),
+                    "unit": rec["unit"], "spread_pct": rec["spread_pct"]}
+    return None
 
 
 def median(values) -> float:

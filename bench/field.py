@@ -183,6 +183,8 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=256)
     parser.add_argument("--sweep-blocks", type=int, nargs="*", default=[], help="extra block sizes to time")
     parser.add_argument("--names", default="", help="record names to run (comma-separated, e.g. fr_mul,fq_mul; default all)")
+    parser.add_argument("--peer", default=None,
+                        help="sppark's figures from the same call (bench/peer/sppark.sh's JSON lines): fr_mul's and fq_mul's peer")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     names = set(args.names.split(",")) if args.names else None
@@ -205,8 +207,9 @@ def main() -> None:
                  "variant": variant, "regs": r["regs"], "local_bytes": r["local_bytes"],
                  "min_max_ms": [round(x, 3) for x in r["spread"]], "verified": "all threads vs CPU backend"}
         rec_name = name if variant == "ptx" else f"{name}_{variant}"
-        cpu_peer = {"name": f"numba-cuzk CPU backend ({cpu_device})", "value": round(r["cpu_gops"], 4), "unit": "G/s"}
-        records.append(common.record(rec_name, r["gops"], "G/s", device, shape, peer=cpu_peer))
+        peer = common.same_call_peer(args.peer, f"sppark_{rec_name}") or {
+            "name": f"numba-cuzk CPU backend ({cpu_device})", "value": round(r["cpu_gops"], 4), "unit": "G/s"}
+        records.append(common.record(rec_name, r["gops"], "G/s", device, shape, peer=peer))
         if variant == "ptx" and name in ("fr_mul", "fq_mul"):
             records.append(common.record(f"{name}_cpu", r["cpu_gops"], "G/s", cpu_device,
                                          {"threads": threads, "chain": chain, "runs": 1}))

@@ -27,7 +27,8 @@
 #   the key (178 and 203 s on the H200 at aa724e5 and 9170361), then the engine's start and 22
 #   partitions (~3 min predicted): run it alone in a call
 #   bench/gpu_check.sh COMMIT kernels     the kernel figures of issue 18 in one call (~5 min): `numba-cuzk
-#   compile`, bench.msm (G1 2^20, 2^24 with and without upload; G2 2^16, 2^20; beside the plan's:
+#   compile`, the peer (bench/peer/sppark.sh, when peer/sppark is carried: sppark's NTT and field
+#   products, the ntt and field records' peer), bench.msm (G1 2^20, 2^24 with and without upload; G2 2^16, 2^20; beside the plan's:
 #   window bits -1 and +1, scatter per 1 and 2 windows, runs of 256, 64 buckets per reduce thread), bench.ntt at 2^24,
 #   bench.field (fr_mul), bench.groth16 at 2^20 (bit_heavy and mimc), then bench.sass (the hot
 #   kernels' SASS and instruction mix, $OUT/sass.tgz), ncu on bench.profile (the NTT pass's and the
@@ -130,6 +131,13 @@ for arg in "$@"; do
         log="$out/kernels.log"
         python3 -m numba_cuzk.cli compile > "$log" 2>&1 || status=1
         tail -1 "$log"
+        peer=""  # sppark's figures from this call, the ntt and field steps' peer (--peer)
+        if [ -d peer/sppark ]; then
+            COMMIT=$commit bash bench/peer/sppark.sh "$out/sppark.jsonl" 2>&1 | tee -a "$log" | tail -8
+            [ "${PIPESTATUS[0]}" -eq 0 ] && peer="--peer $out/sppark.jsonl" || { status=1; echo "FAILED: sppark peer"; }
+        else
+            echo "no peer/sppark (carry it): ntt and field records keep issue 18's sppark anchors" | tee -a "$log"
+        fi
         IFS=';' read -ra steps <<< "${KERNEL_STEPS:-msm --g1 20,24 --g2 16,20 --sweep window_delta=-1,1 --sweep scatter=1,2 --sweep chunk=256 --sweep segment=64;ntt --sizes 24 --phase-sizes 24;field;groth16 --sizes 20 --cpu '';groth16 --sizes 20 --cpu '' --circuit mimc}"
         for step in "${steps[@]}"; do
             name=${step%% *}  # the groth16 runs share one json; a repeated msm or ntt step gets msm-2.json, ...
@@ -137,7 +145,8 @@ for arg in "$@"; do
                 k=2; while [ -e "$out/$name-$k.json" ]; do k=$((k + 1)); done; name=$name-$k
             fi
             echo "=== bench.$step" >> "$log"
-            eval "timeout ${BENCH_TIMEOUT:-300} python3 -m bench.$step --out $out/$name.json" 2>&1 \
+            case $name in ntt*|field*) with_peer=$peer ;; *) with_peer="" ;; esac
+            eval "timeout ${BENCH_TIMEOUT:-300} python3 -m bench.$step $with_peer --out $out/$name.json" 2>&1 \
                 | grep -v -E "Warning|warn\(" | tee -a "$log" | tail -12
             [ "${PIPESTATUS[0]}" -eq 0 ] || { status=1; echo "FAILED: bench.$step"; }
         done

@@ -222,8 +222,9 @@ def bench_size(log_n: int, args, rng, rate: float, bandwidth: float, device: str
         params.update({"mul_floor_ms": round(floor_mul, 4), "x_mul_floor": round(ms / floor_mul, 3),
                        "mem_floor_ms": round(floor_mem, 4), "x_mem_floor": round(ms / floor_mem, 3)})
         anchor = (SPPARK_COSET_MS if coset else SPPARK_MS).get(log_n)
-        peer = {"name": "sppark 17278d7 (issue 18)", "value": anchor, "unit": "ms"} if anchor else None
         name = f"{kind}_fr_log{log_n}"
+        peer = common.same_call_peer(args.peer, f"sppark_{name}") or (
+            {"name": "sppark 17278d7 (issue 18)", "value": anchor, "unit": "ms"} if anchor else None)
         records.append(common.record(f"{name}_{variant}", ms, "ms", device, params, peer))
         if variant == transform.VARIANT:
             records.append(common.record(name, ms, "ms", device, params, peer))
@@ -246,6 +247,8 @@ def main() -> None:
                         help="sizes at which the prover's NTT phase (a batch of 3) is timed too")
     parser.add_argument("--reference-log", type=int, default=REFERENCE_LOG, help="size checked against reference.py")
     parser.add_argument("--mul-threads-log", type=int, default=22)
+    parser.add_argument("--peer", default=None,
+                        help="sppark's figures from the same call (bench/peer/sppark.sh's JSON lines): the records' peer")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]

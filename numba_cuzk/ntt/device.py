@@ -127,7 +127,26 @@ def load_roots(rt, roots, tid, stride, log_r):
 
 
 @device
-def load_element(x, y, src, b, j, r, tw, pre, log_n, log_r, log_ns, mode):
+def twiddle_index(r, m, log_r, log_j, log_ns):
+    """Where a pass's pre-twiddle w_(Ns R)^(r m) (r < R, m < Ns) lives in its table: entries
+    in (m div A, r, m mod A) order, A = 2^min(log_j, log_ns) the consecutive m a block
+    reads. A block's R x A twiddles are then one run per limb, and a warp's rows at a
+    stride share 128-byte lines (r-major order: runs of A words, 16 bytes at A = 4, every
+    row 2 MiB from the next in the 2^24 transform's last pass)."""
+    log_a = min(log_j, log_ns)
+    return ((((m >> log_a) << log_r) + r) << log_a) + (m & ((1 << log_a) - 1))
+
+
+@device
+def twiddle_exponent(i, log_r, log_a):
+    """r m for entry i of a pass's twiddle table (twiddle_index's inverse)."""
+    r = (i >> log_a) & ((1 << log_r) - 1)
+    m = ((i >> (log_a + log_r)) << log_a) + (i & ((1 << log_a) - 1))
+    return r * m
+
+
+@device
+def load_element(x, y, src, b, j, r, tw, pre, log_n, log_r, log_j, log_ns, mode):
     """x = input row r of column j of a pass, times its coset factor (PRE) and
     pre-twiddle (TWIDDLE); y is scratch."""
     i = j + (r << (log_n - log_r))
@@ -140,8 +159,8 @@ def load_element(x, y, src, b, j, r, tw, pre, log_n, log_r, log_ns, mode):
             y[limb] = pre[limb, i]
         _mul(x, y, x)
     m = j & ((1 << log_ns) - 1)
-    if mode & TWIDDLE and r != 0 and m != 0:  # w_(Ns R)^(r m) = tw[r Ns + m]; w^0 = 1: no product
-        k = (r << log_ns) + m
+    if mode & TWIDDLE and r != 0 and m != 0:  # w^0 = 1: no product
+        k = twiddle_index(r, m, log_r, log_j, log_ns)
         for limb in range(N):
             y[limb] = tw[limb, k]
         _mul(x, y, x)
@@ -169,7 +188,7 @@ def block_load(buf, src, b, j0, tw, pre, tid, stride, log_n, log_r, log_j, log_n
     while q < 1 << (log_r + log_j):
         jl = q & ((1 << log_j) - 1)
         r = q >> log_j
-        load_element(x, y, src, b, j0 + jl, r, tw, pre, log_n, log_r, log_ns, mode)
+        load_element(x, y, src, b, j0 + jl, r, tw, pre, log_n, log_r, log_j, log_ns, mode)
         move(buf, slot(r, jl, log_j), x, True)
         q += stride
 
@@ -264,7 +283,7 @@ def scale_pair(x0, i0, x1, i1, table, w0, w1):
 
 
 @device
-def load4(x0, x1, x2, x3, w0, w1, src, b, j, r0, h2, tw, pre, log_n, log_r, log_ns, mode):
+def load4(x0, x1, x2, x3, w0, w1, src, b, j, r0, h2, tw, pre, log_n, log_r, log_j, log_ns, mode):
     """Rows r0 + {0, h2, 2 h2, 3 h2} of column j as load_element reads them, their coset
     factors (PRE) and pre-twiddles (TWIDDLE) in pairs of side-by-side products. The
     pre-twiddle table holds w^0 = 1 at r = 0 or m = 0, so no product is skipped (the
@@ -289,8 +308,8 @@ def load4(x0, x1, x2, x3, w0, w1, src, b, j, r0, h2, tw, pre, log_n, log_r, log_
         scale_pair(x0, i0, x1, i1, pre, w0, w1)
         scale_pair(x2, i2, x3, i3, pre, w0, w1)
     if mode & TWIDDLE:
-        k = (r0 << log_ns) + (j & ((1 << log_ns) - 1))
-        dk = h2 << log_ns
+        k = twiddle_index(r0, j & ((1 << log_ns) - 1), log_r, log_j, log_ns)
+        dk = h2 << min(log_j, log_ns)
         scale_pair(x0, k, x1, k + dk, tw, w0, w1)
         scale_pair(x2, k + 2 * dk, x3, k + 3 * dk, tw, w0, w1)
 
@@ -355,7 +374,7 @@ def radix4_group(buf, src, dst, b, j0, tw, pre, post, rt, rt_shift, s, tid, stri
         p = u & (h2 - 1)
         r0 = ((u >> log_h2) << (log_h2 + 2)) + p
         if from_global:
-            load4(x0, x1, x2, x3, w0, w1, src, b, j0 + jl, r0, h2, tw, pre, log_n, log_r, log_ns, mode)
+            load4(x0, x1, x2, x3, w0, w1, src, b, j0 + jl, r0, h2, tw, pre, log_n, log_r, log_j, log_ns, mode)
         else:
             move4(buf, x0, x1, x2, x3, r0, h2, jl, log_j, False)
         if h2 == 1:
@@ -403,14 +422,15 @@ def block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns,
 
 
 @device
-def power_entry(i, out, low, high, log_low, log_ns, shift):
-    """out[:, i] = base^e from split tables (domain.split_powers): e = i if log_ns < 0
-    (coset tables), else e = (r m) << shift with i = r Ns + m (pass twiddle tables)."""
+def power_entry(i, out, low, high, log_low, log_r, log_a, shift):
+    """out[:, i] = base^e from split tables (domain.split_powers): e = i if log_r = 0
+    (coset tables), else e = (r m) << shift for entry i = twiddle_index(r, m) of a pass
+    twiddle table with 2^log_a columns per block."""
     x = local_u32(N)
     y = local_u32(N)
     e = int64(i)
-    if log_ns >= 0:
-        e = ((e >> log_ns) * (e & ((1 << log_ns) - 1))) << shift
+    if log_r > 0:
+        e = twiddle_exponent(e, log_r, log_a) << shift
     for limb in range(N):
         x[limb] = low[limb, e & ((1 << log_low) - 1)]
         y[limb] = high[limb, e >> log_low]

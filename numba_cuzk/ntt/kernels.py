@@ -233,13 +233,13 @@ PASS_KERNELS = {
 
 
 @gpu_kernel
-def gpu_powers(out, low, high, log_low, log_ns, shift):
+def gpu_powers(out, low, high, log_low, log_r, log_a, shift):
     i = cuda.grid(1)
     if i < out.shape[1]:
-        power_entry(i, out, low, high, log_low, log_ns, shift)
+        power_entry(i, out, low, high, log_low, log_r, log_a, shift)
 
 
 @cpu_kernel(symbols=False, parallel=True)
-def cpu_powers(out, low, high, log_low, log_ns, shift):
+def cpu_powers(out, low, high, log_low, log_r, log_a, shift):
     for i in prange(out.shape[1]):
-        power_entry(i, out, low, high, log_low, log_ns, shift)
+        power_entry(i, out, low, high, log_low, log_r, log_a, shift)

@@ -237,23 +237,24 @@ def _constant(on_device: bool, name: str):
 
 
 def _build_powers(on_device: bool, count: int, base: int, log_e: int, scale: int = 1,
-                  log_ns: int = -1, shift: int = 0):
+                  log_r: int = 0, log_a: int = 0, shift: int = 0):
     """(8, count) table of scale * base^e(i) (see device.power_entry), built by a kernel."""
     low, high, log_low = domain.split_powers(base, log_e, scale)
     if not on_device:
         out = np.empty((FR.limbs, count), dtype=np.uint32)
-        cpu_powers(out, low, high, log_low, log_ns, shift)
+        cpu_powers(out, low, high, log_low, log_r, log_a, shift)
         return out
     out = cuda.device_array((FR.limbs, count), dtype=np.uint32)
     d_low, d_high = cuda.to_device(low), cuda.to_device(high)
     blocks = (count + BUILD_THREADS - 1) // BUILD_THREADS
-    gpu_powers[blocks, BUILD_THREADS](out, d_low, d_high, log_low, log_ns, shift)
+    gpu_powers[blocks, BUILD_THREADS](out, d_low, d_high, log_low, log_r, log_a, shift)
     return out
 
 
 def _twiddles(on_device: bool, log_n: int, passes: tuple) -> list:
-    """Per pass: the (8, Ns R) pre-twiddles w_(Ns R)^(r m) at r Ns + m, as powers of w_n
-    (exponent r m << (log_n - log_ns - log_r)); the first pass has none (a 1-entry stub)."""
+    """Per pass: the (8, Ns R) pre-twiddles w_(Ns R)^(r m) at device.twiddle_index(r, m), as
+    powers of w_n (exponent r m << (log_n - log_ns - log_r)); the first pass has none (a
+    1-entry stub)."""
     key = (_side(on_device), log_n, passes)
     if key not in _tables:
         w = FR.root_of_unity(log_n)
@@ -262,8 +263,8 @@ def _twiddles(on_device: bool, log_n: int, passes: tuple) -> list:
             if p.first:
                 tables.append(_constant(on_device, "one"))
             else:
-                tables.append(_build_powers(on_device, 1 << (p.log_ns + p.log_r), w, log_n,
-                                            log_ns=p.log_ns, shift=log_n - p.log_ns - p.log_r))
+                tables.append(_build_powers(on_device, 1 << (p.log_ns + p.log_r), w, log_n, log_r=p.log_r,
+                                            log_a=min(p.log_j, p.log_ns), shift=log_n - p.log_ns - p.log_r))
         _tables[key] = tables
     return _tables[key]
 
