@@ -19,7 +19,7 @@ from numba import cuda
 
 from numba_cuzk.field.params import FR
 from numba_cuzk.ntt import domain, reference as ref, shift_to_coset, transform
-from numba_cuzk.ntt.device import direct_store, slot
+from numba_cuzk.ntt.device import direct_store, slot, twiddle_exponent, twiddle_index
 from numba_cuzk.ntt.kernels import PASS_KERNELS
 from tests.conftest import SIMULATOR
 from tests.ntt.vectors import COSET_G, P, from_mont, poisoned, random_ints, random_limbs, to_mont
@@ -73,6 +73,28 @@ def test_layout_is_a_permutation():
     for log_j in range(0, 9):
         slots = {slot(r, jl, log_j) for r in range(1 << (10 - log_j)) for jl in range(1 << log_j)}
         assert slots == set(range(1 << 10))
+
+
+@given(st.integers(1, 8), st.integers(0, 8), st.integers(1, 16))
+@settings(max_examples=40, deadline=None)
+def test_twiddle_table_order(log_r, log_j, log_ns):
+    """Each pass's pre-twiddle w^(r m) has one slot of its table (a bijection onto [0, Ns R)),
+    the table's builder reads r m back from it, and a block's R x A twiddles (A = min(J,
+    Ns) consecutive m) are one run."""
+    log_a = min(log_j, log_ns)
+    size = 1 << (log_r + log_ns)
+    m_values = range(1 << log_ns) if log_ns <= 8 else [0, 1, 5, (1 << log_ns) - 1]
+    seen = set()
+    for m in m_values:
+        for r in range(1 << log_r):
+            i = twiddle_index(r, m, log_r, log_j, log_ns)
+            assert 0 <= i < size and twiddle_exponent(i, log_r, log_a) == r * m
+            seen.add(i)
+    if log_ns <= 8:
+        assert len(seen) == size
+    m0 = (3 << log_a) & ((1 << log_ns) - 1)  # a block's first column
+    block = sorted(twiddle_index(r, m0 + ml, log_r, log_j, log_ns) for r in range(1 << log_r) for ml in range(1 << log_a))
+    assert block == list(range(block[0], block[0] + (1 << (log_r + log_a))))
 
 
 def wavefronts(slots: list[int]) -> int:
