@@ -85,7 +85,7 @@ def same_call_peer(path: str | None, name: str) -> dict | None:
     for line in Path(path).read_text().splitlines():
         rec = json.loads(line)
         if rec["name"] == name:
-            return {"name": f"sppark {rec['peer']['commit'][:7]} (same call)", "value": round(rec["value"], 4),
+            return {"name": f"sppark {rec['params']['sppark_commit'][:7]} (same call)", "value": round(rec["value"], 4),
                     "unit": rec["unit"], "spread_pct": rec["spread_pct"]}
     return None
 

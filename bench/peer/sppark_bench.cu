@@ -182,7 +182,7 @@ static int bench()
         printf("{\"name\": \"%s\", \"value\": %.4f, \"unit\": \"%s\", \"repeat_medians\": [%s], "
                "\"spread_pct\": %.2f, \"device\": \"%s\", \"commit\": \"%s\", \"date\": \"%s\", "
                "\"params\": {\"runs\": %d, \"warmup\": %d, \"repeats\": %d, \"stat\": \"median of medians\", "
-               "\"median_ms\": %.4f%s}, \"peer\": {\"name\": \"sppark\", \"commit\": \"%s\"}}\n",
+               "\"median_ms\": %.4f%s, \"sppark_commit\": \"%s\"}}\n",
                f.name.c_str(), v, f.unit.c_str(), reps.c_str(), spread, prop.name, REPO_COMMIT, date,
                RUNS, WARMUP, REPEATS, ms,
                f.work ? (", \"threads\": " + std::to_string(n_mul) + ", \"chain\": " + std::to_string(MUL_CHAIN) +
