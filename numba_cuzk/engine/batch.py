@@ -139,14 +139,14 @@ def resumable(pk: ProvingKey, out_dir: Path, indices: Sequence[int]) -> dict[int
     """The partitions of ``indices`` whose proof and public inputs an earlier run left in
     ``out_dir`` and that verify with ``pk`` (device -1, times 0): a rerun keeps them. A file
     that does not parse or verify is proved again (and replaced)."""
-    kept = {}
+    kept, verifying = {}, pairing.PreparedVerifyingKey(pk.verifying_key)
     for index in indices:
         proof_path, public_path = partition_files(out_dir, index)
         if not (proof_path.is_file() and public_path.is_file()):
             continue
         try:
             proof, public = read_proof_json(proof_path), read_public_json(public_path)
-            if not pairing.verify(pk.verifying_key, public, proof):
+            if not verifying.verify(public, proof):
                 continue
         except (OSError, ValueError):
             continue
@@ -203,11 +203,12 @@ def summarize(pk: ProvingKey | None, plan: Plan, outcomes: Sequence[Outcome], wa
     job, naming its file (or partition's source), stage and error. ``devices``: id, name,
     gpu (and on a cluster worker and host)."""
     jobs, failures = [], []
+    verifying = pairing.PreparedVerifyingKey(pk.verifying_key) if pk is not None else None
     for name, outcome, resumed in outcomes:
         done = {} if isinstance(outcome, InputError) else dict(
             outcome.finished if isinstance(outcome, JobFailed) else {p.index: p for p in outcome.partitions})
-        rows = [_row(pk, p, resumed=False) for p in done.values()] + [_row(pk, p, resumed=True)
-                                                                       for p in resumed.values()]
+        rows = [_row(verifying, p, resumed=False) for p in done.values()] + [_row(verifying, p, resumed=True)
+                                                                              for p in resumed.values()]
         rows.sort(key=lambda r: r["partition"])
         sources = plan.sources.get(name, []) if _from_files(plan, name) else []
         error = None if isinstance(outcome, JobResult) else _failure(name, outcome, sources)
@@ -230,10 +231,10 @@ def _from_files(plan: Plan, name: str) -> bool:
     return name in plan.rejected or any(job.files for job in plan.jobs if job.name == name)
 
 
-def _row(pk: ProvingKey, p: PartitionResult, resumed: bool) -> dict:
+def _row(verifying: pairing.PreparedVerifyingKey, p: PartitionResult, resumed: bool) -> dict:
     return {"partition": p.index, "device": p.device, "synthesis_ms": p.synthesis_ms, "kernel_ms": p.kernel_ms,
             "epilogue_ms": p.epilogue_ms, "total_ms": p.total_ms, "resumed": resumed,
-            "verified": pairing.verify(pk.verifying_key, p.public_inputs, p.proof)}
+            "verified": verifying.verify(p.public_inputs, p.proof)}
 
 
 def _failure(job: str, outcome: JobFailed | InputError, sources: list[str]) -> dict:

@@ -105,6 +105,23 @@ def test_changed_points_are_rejected(cube):
     assert not pairing.verify(vk, [35], Proof(proof.c, proof.b, proof.a))
 
 
+def test_prepared_key_is_reused(cube):
+    """One PreparedVerifyingKey (e(alpha, beta) computed once) checks many proofs and
+    inputs with the answers of the one-shot verify; a wrong input count names itself."""
+    _, witness, pk, prover = cube
+    verifying = pairing.PreparedVerifyingKey(pk.verifying_key)
+    proofs = [prover.prove(witness) for _ in range(2)]
+    for proof in proofs:
+        for public in ([35], [36], [0]):
+            assert verifying.verify(public, proof) == pairing.verify(pk.verifying_key, public, proof) == (public == [35])
+    bent = Proof(proofs[0].a, proofs[0].b, g1.double(proofs[0].c))
+    assert not verifying.verify([35], bent)
+    with pytest.raises(ValueError, match="2 public inputs, the key expects 1"):
+        verifying.verify([35, 1], proofs[0])
+    with pytest.raises(ValueError, match="public input 0 is not a field element"):
+        verifying.verify([R], proofs[0])
+
+
 def test_verify_with_py_ecc(cube):
     """An independent pairing: py_ecc's optimized BLS12-381."""
     from py_ecc.optimized_bls12_381 import FQ, FQ2, final_exponentiate, pairing as e
