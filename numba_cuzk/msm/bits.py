@@ -49,35 +49,36 @@ from numba_cuzk.msm.pippenger import Bases, WindowSums, Workspace, msm
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 # scalars per tile of the split: each thread of tile_counts / tile_compact reads 256
 # consecutive kind bytes (two 128-byte lines); 2^27 scalars make 2^19 tiles, whose scan
-# is one block's ~2 x 512 serial steps per thread. The simulator's 3 crosses tile edges.
-TILE = 3 if SIMULATOR else 256
+# is one block's ~2 x 512 serial steps per thread. (Tests pass 3: tile edges crossed.)
+TILE = 256
 # selected bases per thread of sum_selected: 58 M 1s (bit_heavy at 2^27) keep 227 K
 # threads busy (an H200 holds ~50 K G1 threads at once) and leave 2^27 / 256 = 512 K
-# partial sums for the levels (~0.7 M XYZZ additions, ~1% of the 1s' mixed ones)
-SELECTED_PER = 3 if SIMULATOR else 256
+# partial sums for the levels (~0.7 M XYZZ additions, ~1% of the 1s' mixed ones).
+# (Tests pass 3: several items and levels.)
+SELECTED_PER = 256
 SCAN_THREADS = 1 if SIMULATOR else 1024
 ONES, OTHERS = 0, 1  # columns of counts, offsets and totals
 
 
-def tiles(n: int) -> int:
-    return max(1, -(-n // TILE))
+def tiles(n: int, tile: int = TILE) -> int:
+    return max(1, -(-n // tile))
 
 
-def selected_items(n: int) -> int:
-    """Partial sums of sum_selected for up to n selected bases."""
-    return max(1, -(-n // SELECTED_PER))
+def selected_items(n: int, per: int = SELECTED_PER) -> int:
+    """Partial sums of sum_selected for up to n selected bases, ``per`` a thread."""
+    return max(1, -(-n // per))
 
 
 def _level_size(items: int) -> int:
     return -(-items // K.SUM_PER)
 
 
-def bit_buffers(n: int, tail: int) -> dict:
+def bit_buffers(n: int, tail: int, tile: int = TILE, per: int = SELECTED_PER) -> dict:
     """{name: (shape, dtype)} of a BitSplit's device buffers for n scalars and a tail of
     ``tail``; "partials_g1" / "partials_g2": sum_selected's XYZZ columns per curve (shared
     by that curve's MSMs, which run one after the other on one stream)."""
-    t = tiles(n)
-    items = selected_items(n)
+    t = tiles(n, tile)
+    items = selected_items(n, per)
     columns = items + 2 * _level_size(items)
     return {"kinds": ((n,), np.uint8), "counts": ((t, 2), np.int32), "offsets": ((t, 2), np.int32),
             "totals": ((2,), np.int32), "ones": ((n,), np.int32), "tail": ((max(tail, 1),), np.int32),
@@ -85,9 +86,9 @@ def bit_buffers(n: int, tail: int) -> dict:
             "partials_g1": ((4 * G1.limbs, columns), np.uint32), "partials_g2": ((4 * G2.limbs, columns), np.uint32)}
 
 
-def bit_bytes(n: int, tail: int) -> int:
-    """Device bytes of ``BitSplit(n, tail)`` (the memory plan's item)."""
-    return sum(int(np.prod(s)) * np.dtype(d).itemsize for s, d in bit_buffers(n, tail).values())
+def bit_bytes(n: int, tail: int, tile: int = TILE, per: int = SELECTED_PER) -> int:
+    """Device bytes of ``BitSplit(n, tail, tile, per)`` (the memory plan's item)."""
+    return sum(int(np.prod(s)) * np.dtype(d).itemsize for s, d in bit_buffers(n, tail, tile, per).values())
 
 
 # ---------------------------------------------------------------------------------------
@@ -207,18 +208,18 @@ def split_reference(scalars: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # the selected sums (one kernel per curve: sum_selected_g1, sum_selected_g2)
 
 
-def sum_selected(bases, selected, totals, first, points):
-    """Template: item g < points' first ``items`` columns (selected_items) <- the XYZZ sum
-    of bases[:, selected[s] - first] over s in [g SELECTED_PER, (g + 1) SELECTED_PER),
-    s < totals[0], selected[s] >= first (points[:, g]; identity when none)."""
+def sum_selected(bases, selected, totals, first, per, points):
+    """Template: item g < selected_items(len(selected), per) <- the XYZZ sum of
+    bases[:, selected[s] - first] over s in [g per, (g + 1) per), s < totals[0],
+    selected[s] >= first (points[:, g]; identity when none)."""
     acc = local_u32(X)
     base = local_u32(A)
     ahead = local_u32(A)
     total = int64(totals[0])
-    items = (selected.shape[0] + SELECTED_PER - 1) // SELECTED_PER
+    items = (selected.shape[0] + per - 1) // per
     for g in range(cuda.grid(1) // LANES, items, cuda.gridsize(1) // LANES):
-        start = g * SELECTED_PER
-        stop = min(start + SELECTED_PER, total)
+        start = g * per
+        stop = min(start + per, total)
         xyzz_set_identity(acc)
         if not base_in_memory and start < stop:
             load(ahead, bases, max(int64(selected[start]) - first, int64(0)), 2)
@@ -244,7 +245,7 @@ def _selected_kernel(curve: CurveParams):
     kernel = gpu_kernel(specialize(
         sum_selected, f"sum_selected_{curve.name.lower()}", X=4 * P.limbs, A=2 * P.limbs, LANES=P.lanes,
         load=P.load, store=P.store, xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed,
-        base_in_memory=curve.degree == 1, SELECTED_PER=SELECTED_PER))
+        base_in_memory=curve.degree == 1))
     return kernel, P.lanes
 
 
@@ -271,15 +272,15 @@ def check_totals(totals: np.ndarray, tail: int) -> None:
 
 class BitSplit:
     """Device buffers (``bit_buffers``) of the split of n scalars with room for ``tail``
-    non-bit ones, and the MSMs on it."""
+    non-bit ones, and the MSMs on it (``tile``, ``per``: TILE and SELECTED_PER)."""
 
-    def __init__(self, n: int, tail: int, stream=0) -> None:
-        if n < 1 or tail < 1:
-            raise ValueError(f"a bit split needs n >= 1 and tail >= 1, got {n} and {tail}")
-        self.n, self.tail_capacity = n, tail
-        for name, (shape, dtype) in bit_buffers(n, tail).items():
+    def __init__(self, n: int, tail: int, stream=0, tile: int = TILE, per: int = SELECTED_PER) -> None:
+        if n < 1 or tail < 1 or tile < 1 or per < 1:
+            raise ValueError(f"a bit split needs n, tail, tile, per >= 1, got {n}, {tail}, {tile}, {per}")
+        self.n, self.tail_capacity, self.tile, self.per = n, tail, tile, per
+        for name, (shape, dtype) in bit_buffers(n, tail, tile, per).items():
             setattr(self, name, cuda.device_array(shape, dtype=dtype, stream=stream))
-        self.items = selected_items(n)
+        self.items = selected_items(n, per)
         self.level_size = _level_size(self.items)
         self._dummy_offsets = cuda.to_device(np.zeros((1, 2), dtype=np.int32), stream=stream)  # one "window"
         self._dummy_buckets = cuda.to_device(np.zeros((1, 1), dtype=np.int32), stream=stream)
@@ -291,9 +292,9 @@ class BitSplit:
             raise ValueError(f"the split serves ({FR.limbs}, {self.n}) scalars, got {tuple(scalars.shape)}")
         t = self.counts.shape[0]
         bit_kinds[_grid(self.n), K.THREADS, stream](scalars, self.kinds)
-        tile_counts[_grid(t), K.THREADS, stream](self.kinds, TILE, self.counts)
+        tile_counts[_grid(t), K.THREADS, stream](self.kinds, self.tile, self.counts)
         tile_offsets[1, SCAN_THREADS, stream](self.counts, self.offsets, self.totals)
-        tile_compact[_grid(t), K.THREADS, stream](self.kinds, TILE, self.offsets, self.ones, self.tail)
+        tile_compact[_grid(t), K.THREADS, stream](self.kinds, self.tile, self.offsets, self.ones, self.tail)
         self._scalars, self._gathered = scalars, None
 
     def gather(self, first: int, stream) -> None:
@@ -325,7 +326,8 @@ class BitSplit:
         kernel, lanes = SELECTED_KERNELS[curve.name]
         points = getattr(self, f"partials_{curve.name.lower()}")
         fill_zero(out, stream)
-        kernel[_grid(self.items * lanes), K.THREADS, stream](bases.points, self.ones, self.totals, first, points)
+        kernel[_grid(self.items * lanes), K.THREADS, stream](bases.points, self.ones, self.totals, first, self.per,
+                                                             points)
         reduce = K.POINT_KERNELS[curve.name]["reduce"]
         src, count, level = 0, self.items, 0
         while True:  # SUM_PER-point sums per level, as pippenger's window levels; the last writes out[:, 0]

@@ -240,7 +240,7 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
     _check_points(bases.points, curve)
     if bases.on_device and not is_point_major(bases.points):  # a copy per call: upload_bases keeps one
         bases = Bases(curve, point_major(bases.points, stream=stream))
-    n = _check_scalars(scalars, bases.count)
+    n = _check_scalars(scalars, bases.count if indices is None else K.MAX_SCALARS)  # indices: any base
     plan = make_plan(n, window, chunk, segment, scatter) if workspace is None else _workspace_plan(
         workspace, curve, n, (window, chunk, segment, scatter))
     shape = (4 * curve.limbs, plan.windows)

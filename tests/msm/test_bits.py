@@ -1,7 +1,7 @@
 """The bit/tail split (msm/bits.py) against its CPU reference and against the plain MSM.
 
 The split's kernels against split_reference on hypothesis mixes of 0, 1, 2, r - 1 and
-random scalars (tile edges crossed: the simulator's TILE is 3); BitSplit.msm against the
+random scalars (tiles and runs of 3 scalars: tile edges crossed); BitSplit.msm against the
 naive reference MSM on random mixes, all bits, no bits, only identity bases, repeated
 bases, with first = 0 (A, B1, B2) and first > 0 (C's private wires); a witness whose tail
 overflows the plan is refused. In the simulator with tens of points (CI), and with
@@ -35,7 +35,7 @@ def _limbs(values, rng):
 
 
 def _split(limbs, tail):
-    split = bits.BitSplit(limbs.shape[1], tail)
+    split = bits.BitSplit(limbs.shape[1], tail, tile=3, per=3)  # tile edges crossed, several levels
     split.split(cuda.to_device(limbs), 0)
     return split
 
