@@ -49,7 +49,11 @@ from dataclasses import dataclass
 
 SCALAR_BITS = 255  # r < 2^255
 DIGIT_BITS = SCALAR_BITS + 1  # room for the top window's carry
-MIN_BITS, MAX_BITS = 2, 22
+MIN_BITS, MAX_BITS = 2, 24
+# the widest window the cost model picks: at 2^27 it prefers c = 22 (1681 M modelled
+# additions) to 23 (1751 M) and 24 (1733 M); wider ones are for sweeps (bench.msm --sweep
+# window=..., Prover(window=)), whose G1 workspace at 2^27, c = 24, is ~19 GB of points
+CHOSEN_BITS = 22
 REDUCE_WEIGHT = 2.8
 MIN_CHUNK, MAX_CHUNK = 8, 256
 RUN_BUCKETS = 4  # mean buckets per run (see Chunks above)
@@ -99,8 +103,8 @@ def cost(n: int, c: int) -> float:
 
 
 def best_window(n: int) -> int:
-    """The c in [MIN_BITS, MAX_BITS] of least ``cost`` (the smaller c on ties)."""
-    return min(range(MIN_BITS, MAX_BITS + 1), key=lambda c: (cost(max(n, 1), c), c))
+    """The c in [MIN_BITS, CHOSEN_BITS] of least ``cost`` (the smaller c on ties)."""
+    return min(range(MIN_BITS, CHOSEN_BITS + 1), key=lambda c: (cost(max(n, 1), c), c))
 
 
 def make_plan(n: int, window: int | None = None, chunk: int | None = None, segment: int | None = None,
