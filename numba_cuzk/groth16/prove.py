@@ -33,7 +33,8 @@ With ``tail`` (the bit/tail split, msm/bits.py) the witness is split once per pr
 after the NTTs (phase "split"), into its 1s and its other non-zero scalars: each of A,
 B1, B2 and C (resident) is then the sum of its bases at the 1s plus a Pippenger MSM over
 at most ``tail`` scalars; a witness with more non-bit scalars is refused (TailOverflow,
-at ``collect``), never proved wrong.
+at ``collect``), never proved wrong. Each query's sum adds only the 1s on its dense
+bases (non-identity: its density map, made once per key in the constructor).
 A proof goes through the device in a ``ProofSlot`` (pinned witness and window-sum buffers,
 its device copy, events): ``enqueue`` launches its device work and returns, ``collect``
 waits for it. With several slots a pipeline (numba_cuzk.engine) uploads the next witness
@@ -186,6 +187,8 @@ class Prover:
         self.tail_workspaces = {name: Workspace(c, self.memory.tail_plans[name], host_scalars=False)
                                 for c in (G1, G2) if (name := c.name) in (self.memory.tail_plans or {})}
         self.split = BitSplit(pk.n_vars, self.memory.tail, stream=self.stream) if self.memory.bits else None
+        for row, name in enumerate(self.memory.bits):  # the queries' density maps, once per key
+            self.split.density(self.bases[name], self._first(name), self.split.dense[row], self.stream)
         self.abc = alloc((3, _N, n))
         self.scratch = alloc((_N, n))  # the NTT's; d = ab - c is written over a
         # the window count of each MSM's result, and so its shape, comes from its plan
@@ -330,12 +333,17 @@ class Prover:
         if not self.gpu:
             return msm(bases, scalars, out=out)
         if name in self.memory.bits:
-            first = self.pk.n_public + 1 if name == "c" else 0  # C's base j is wire j + first
-            return self.split.msm(bases, out, self.tail_workspaces[bases.curve.name], s, first=first)
+            dense = self.split.dense[self.memory.bits.index(name)]
+            return self.split.msm(bases, out, self.tail_workspaces[bases.curve.name], s, first=self._first(name),
+                                  dense=dense)
         workspace = self.workspaces[bases.curve.name]
         if name in self.memory.streamed:
             return bases.msm(scalars, workspace, out, s, self.copy_stream, transfer=self._transfer(name, timer))
         return msm(bases, scalars, out=out, stream=s, workspace=workspace)
+
+    def _first(self, name: str) -> int:
+        """The wire of ``name``'s base 0: C's base j is wire j + n_public + 1."""
+        return self.pk.n_public + 1 if name == "c" else 0
 
     def _transfer(self, name: str, timer: PhaseTimer):
         """Brackets for a streamed query's chunk copies: the timer's phase stream_<name>

@@ -57,7 +57,7 @@ def test_split_matches_reference(values, seed):
     assert not gathered[:, len(others):].any()
 
 
-def _bit_msm(curve, pts, values, first=0, tail=None):
+def _bit_msm(curve, pts, values, first=0, tail=None, dense=False):
     rng = random.Random(5)
     limbs = _limbs(values, rng)
     n = limbs.shape[1]
@@ -67,7 +67,13 @@ def _bit_msm(curve, pts, values, first=0, tail=None):
     plan = make_plan(tail)
     out = cuda.device_array((2, 4 * curve.limbs, plan.windows), dtype=np.uint32)
     out[:] = np.full(out.shape, 0xA5A5A5A5, dtype=np.uint32)  # poison: every column must be written
-    got = to_point(split.msm(bases, out, Workspace(curve, plan, host_scalars=False), 0, first=first))
+    row = None
+    if dense:  # the 1s on dense (non-identity) bases only
+        split.density(bases, first, split.dense[0], 0)
+        want_dense = bits.density_reference(layout.points_to_limbs(pts, curve), first, n)
+        assert list(split.dense[0].copy_to_host()) == list(want_dense)
+        row = split.dense[0]
+    got = to_point(split.msm(bases, out, Workspace(curve, plan, host_scalars=False), 0, first=first, dense=row))
     k = inputs.limbs_to_ints(limbs)
     want = ref.msm(inputs.reference_curve(curve), pts[:n - first], k[first:])
     return got, want, split
@@ -86,8 +92,8 @@ CASES = {
 def test_bit_tail_equals_msm(curve, case):
     pts = inputs.multiples(curve, 10, random.Random(3))
     pts[4] = pts[3]  # a repeated base
-    pts[6] = None  # the identity among the bases
-    got, want, _ = _bit_msm(curve, pts, CASES[case])
+    pts[6] = pts[0] = None  # identities among the bases (a 1 on each: skipped by the density map)
+    got, want, _ = _bit_msm(curve, pts, CASES[case], dense=case != "all_zero")
     assert got == want
     if case == "mix":  # and the plain MSM, its 0/1 path included
         assert got == to_point(msm(upload_bases(layout.points_to_limbs(pts, curve), curve),
@@ -100,6 +106,12 @@ def test_private_wires_and_identities():
     pts = inputs.multiples(G1, 10, random.Random(4))
     got, want, _ = _bit_msm(G1, pts, CASES["mix"], first=3)
     assert got == want
+    pts[5] = None
+    got, want, split = _bit_msm(G1, pts, CASES["mix"], first=3, dense=True)
+    assert got == want
+    with pytest.raises(ValueError, match="selected for another query"):
+        split.msm(upload_bases(layout.points_to_limbs(pts, G1), G1), cuda.device_array((2, 48, make_plan(10).windows), np.uint32),
+                  Workspace(G1, make_plan(10), host_scalars=False), 0)
     got, want, _ = _bit_msm(G1, [None] * 10, CASES["mix"])
     assert got is None and want is None
 
@@ -109,7 +121,7 @@ def test_private_wires_and_identities():
 def test_bit_tail_property(values, first):
     first = min(first, len(values) - 1)
     pts = inputs.multiples(G1, len(values), random.Random(len(values)))
-    got, want, _ = _bit_msm(G1, pts, values, first=first)
+    got, want, _ = _bit_msm(G1, pts, values, first=first, dense=first % 2 == 1)
     assert got == want
 
 
