@@ -151,7 +151,8 @@ class Prover:
     MSM workspace per curve shared by all its MSMs, the work vectors, ``slots`` proof slots.
     ``tail`` (GPU): the bit/tail split for witnesses of at most ``tail`` scalars other
     than 0 and 1 (module docstring; None: the plain MSMs); ``window``: the window bits of
-    the G1 workspace's plan (H's MSM; None: plan.py's choice). Proofs enqueued on its stream run one after the other (its
+    the G1 workspace's plan (H's MSM; None: plan.py's choice). Proofs enqueued on its
+    stream run one after the other (its
     buffers are reused). With ``graphs`` (default) and a ``stream`` of its own, each slot's
     work is a CUDA graph, captured by ``warm_up`` or by the slot's first proof after the
     Prover's first (direct) one. On the CPU the
@@ -223,7 +224,7 @@ class Prover:
         """A proof for ``witness`` ((8, n_vars) uint32 canonical Fr, host). ``timer``
         (made on this prover's stream, or with stream None on the CPU) gets the phases
         stage (host: the witness checked and copied into the slot, one pass), upload (witness
-        to the device), matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, download (device),
+        to the device), matvec, ntt, split (with ``tail``), msm_a, msm_b1, msm_b2, msm_c, msm_h, download (device),
         sync (host: waiting for the device; ~0 on the CPU) and epilogue (host)."""
         timer = timer or PhaseTimer(self.stream)
         slot = self.slots[0]

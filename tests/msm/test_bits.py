@@ -110,8 +110,9 @@ def test_private_wires_and_identities():
     got, want, split = _bit_msm(G1, pts, CASES["mix"], first=3, dense=True)
     assert got == want
     with pytest.raises(ValueError, match="selected for another query"):
-        split.msm(upload_bases(layout.points_to_limbs(pts, G1), G1), cuda.device_array((2, 48, make_plan(10).windows), np.uint32),
-                  Workspace(G1, make_plan(10), host_scalars=False), 0)
+        out = cuda.device_array((2, 4 * G1.limbs, make_plan(10).windows), np.uint32)
+        bases = upload_bases(layout.points_to_limbs(pts, G1), G1)
+        split.msm(bases, out, Workspace(G1, make_plan(10), host_scalars=False), 0)
     got, want, _ = _bit_msm(G1, [None] * 10, CASES["mix"])
     assert got is None and want is None
 
