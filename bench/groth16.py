@@ -35,6 +35,7 @@ import resource
 import statistics
 import threading
 import time
+from typing import Iterator
 
 from numba import cuda
 
@@ -81,7 +82,9 @@ class PeakMemory:
 
 
 def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budget: int | None = None,
-               host_key: bool = False, tails: tuple[int | None, ...] = (None,)) -> list[dict]:
+               host_key: bool = False, tails: tuple[int | None, ...] = (None,)) -> Iterator[list[dict]]:
+    """The records of one size, a list per Prover as soon as it is measured (a run cut
+    short by its time limit keeps the Provers before it), then setup's."""
     t0 = time.perf_counter()
     r1cs, witness = build(circuit, log_n, seed=log_n)
     t_build = time.perf_counter() - t0
@@ -91,18 +94,16 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     t_setup = time.perf_counter() - t0 - t_build
     constraints, wires = r1cs.n_constraints, r1cs.n_wires
     del r1cs  # the host's and device's garbage of setup goes before the baseline
-    records = []
+    if gpu:
+        yield [common.record(f"setup_log{log_n}{'' if circuit == 'bit_heavy' else '_' + circuit}_s", t_setup,
+                             "s", device, {"circuit": circuit, "gpu": True,
+                                           "steps_ms": {k: round(v) for k, v in setup_steps.items()}})]
     for tail in tails if gpu else (None,):
         gc.collect()
-        records += bench_prover(pk, witness, log_n, circuit, gpu, runs, device, budget, resident, tail,
-                                {"constraints": constraints, "wires": wires, "setup_s": round(t_setup, 2),
-                                 "build_s": round(t_build, 2)})
+        yield bench_prover(pk, witness, log_n, circuit, gpu, runs, device, budget, resident, tail,
+                           {"constraints": constraints, "wires": wires, "setup_s": round(t_setup, 2),
+                            "build_s": round(t_build, 2)})
         gc.collect()  # this Prover's buffers go before the next one's baseline
-    if gpu:
-        records.append(common.record(f"setup_log{log_n}{'' if circuit == 'bit_heavy' else '_' + circuit}_s", t_setup,
-                                     "s", device, {"circuit": circuit, "gpu": True,
-                                                   "steps_ms": {k: round(v) for k, v in setup_steps.items()}}))
-    return records
 
 
 def bench_prover(pk, witness, log_n: int, circuit: str, gpu: bool, runs: int, device: str, budget: int | None,
@@ -179,11 +180,12 @@ def main(argv=None) -> None:
     out = args.out or common.RESULTS / f"groth16-{datetime.date.today().isoformat()}.json"
     budget = None if args.budget_gb is None else int(args.budget_gb * GB)
     for log_n in [int(x) for x in args.sizes.split(",") if x]:
-        common.write(bench_size(log_n, args.circuit, True, args.runs, common.gpu_name(), budget, args.host_key,
-                                tails), "groth16", out)
+        for records in bench_size(log_n, args.circuit, True, args.runs, common.gpu_name(), budget, args.host_key,
+                                  tails):
+            common.write(records, "groth16", out)
     for log_n in [int(x) for x in args.cpu.split(",") if x]:
-        common.write(bench_size(log_n, args.circuit, False, max(1, args.runs // 2), common.cpu_name()),
-                     "groth16", out)
+        for records in bench_size(log_n, args.circuit, False, max(1, args.runs // 2), common.cpu_name()):
+            common.write(records, "groth16", out)
 
 
 if __name__ == "__main__":
