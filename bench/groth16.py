@@ -83,8 +83,8 @@ class PeakMemory:
 
 def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budget: int | None = None,
                host_key: bool = False, tails: tuple[int | None, ...] = (None,)) -> Iterator[list[dict]]:
-    """The records of one size, a list per Prover as soon as it is measured (a run cut
-    short by its time limit keeps the Provers before it), then setup's."""
+    """The records of one size: setup's first (GPU), then a list per Prover as soon as it
+    is measured (a run cut short by its time limit keeps the Provers before it)."""
     t0 = time.perf_counter()
     r1cs, witness = build(circuit, log_n, seed=log_n)
     t_build = time.perf_counter() - t0
