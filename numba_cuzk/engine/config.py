@@ -68,6 +68,9 @@ class EngineConfig:
         and each time it may wait one full interval to get it back (the convoy of
         bench/gil.py: 20 such calls 1.4 ms alone, 104 ms beside Python big-int work at the
         default 5 ms, 13 ms at 0.5 ms). None: leave the interval as it is.
+    tail: the Provers' bit/tail split for witnesses of at most ``tail`` scalars other than
+        0 and 1 (groth16.prove.Prover's ``tail``, msm/bits.py; PoRep's are all bits but a
+        few dozen); a partition past it fails (TailOverflow). None: the plain MSMs.
     """
 
     devices: tuple[int, ...] | None = None
@@ -84,6 +87,7 @@ class EngineConfig:
     trace: str | None = None
     graphs: bool = True
     switch_interval_ms: float | None = 0.5
+    tail: int | None = None
 
     def __post_init__(self) -> None:
         if self.devices is not None:

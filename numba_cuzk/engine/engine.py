@@ -53,7 +53,7 @@ class Engine:
     def __init__(self, config: EngineConfig | None = None) -> None:
         self.config = config = config or EngineConfig()
         self.devices: list[Device] = open_devices(config.devices, config.gpu_workers_per_device,
-                                                  config.device_memory_budget_bytes, config.graphs)
+                                                  config.device_memory_budget_bytes, config.graphs, tail=config.tail)
         workers = len(self.devices) * config.gpu_workers_per_device
         self.budget = _host_budget(config, workers)
         self.recorder = Recorder(self._writer())
