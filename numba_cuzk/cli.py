@@ -479,7 +479,9 @@ def run(
                                                        "OUT/<job>/ as it completes; a rerun proves only the rest."),
     timeline_file: str | None = typer.Option(None, "--timeline", help="Keep the timeline (JSONL) in this file."),
     trace: str | None = typer.Option(None, "--trace", help="'kernels': record every kernel and copy the GPUs run "
-                                                           "(CUPTI, cupti-python) in the timeline."),
+                                                           "(CUPTI, cupti-python) in the timeline; 'counters': the "
+                                                           "GPUs' hardware counters (NVML GPM) every 100 ms; "
+                                                           "'kernels,counters': both."),
     cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="Prove on the Dask cluster of this scheduler "
                                          "(tcp://HOST:PORT, e.g. from `numba-cuzk cluster local`): one engine "
@@ -496,14 +498,16 @@ def run(
 
     from numba_cuzk.engine import EngineConfig
     from numba_cuzk.engine.batch import check_out, resident_slots
-    from numba_cuzk.engine.config import SYNTHESIS_KINDS, TRACE_KINDS
+    from numba_cuzk.engine.config import SYNTHESIS_KINDS, trace_kinds
     from numba_cuzk.engine.workload import circuit_warmup
 
     if synthesis not in SYNTHESIS_KINDS:
         raise typer.BadParameter(f"{synthesis!r} is not one of {', '.join(SYNTHESIS_KINDS)}",
                                  param_hint="'--synthesis'")
-    if trace is not None and trace not in TRACE_KINDS:
-        raise typer.BadParameter(f"{trace!r} is not one of {', '.join(TRACE_KINDS)}", param_hint="'--trace'")
+    try:
+        trace_kinds(trace)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--trace'") from None
     _check_run_sources(circuit, partitions, jobs, zkey, witness_dir)
     check_out(out)
     if timeline_file:
