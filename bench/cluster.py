@@ -119,11 +119,11 @@ def main(argv=None) -> None:
                       f"device busy {busy if busy is None else round(busy, 1)} %", flush=True)
                 records.append(common.record(f"cluster_s_per_proof_gpus{count}", per_job[count], "s", device, {
                     **params, "gpus": count, "jobs": len(jobs), "wall_s": round(per_job[count] * len(jobs), 2),
-                    "device_busy_pct": busy if busy is None else round(busy, 2)}))
+                    "device_busy_pct": busy if busy is None else round(busy, 2)}, timing=common.CALL_LATENCY))
         if 2 in per_job:
             scaling = per_job[1] / per_job[2]
             print(f"scaling 1 -> 2 GPU workers: {scaling:.3f}x", flush=True)
-            records.append(common.record("cluster_scaling_gpus2", scaling, "x", device, {**params, "gpus": 2}))
+            records.append(common.record("cluster_scaling_gpus2", scaling, "x", device, {**params, "gpus": 2}, timing=common.CALL_LATENCY))
         else:
             print("one worker only: no two-GPU run", flush=True)
     print(f"wrote {common.write(records, 'cluster', args.out)} in {time.perf_counter() - started:.0f} s")

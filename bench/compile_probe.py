@@ -26,7 +26,7 @@ from pathlib import Path
 
 from numba import cuda, types
 
-from bench.common import gpu_name, record, write
+from bench.common import CALL_LATENCY, gpu_name, record, write
 from numba_cuzk.curve.kernels import CHECK
 
 _SIGNATURE = (types.int64, types.uint8[:], types.uint32[:, :])  # check's (n, status, points)
@@ -78,10 +78,10 @@ def main() -> None:
     device = gpu_name()
     params = {"kernel": "check_g1", "ptx_lines": runs[0]["lines"], "runs": args.runs, "stat": "median"}
     records = [record("compile_probe_ptx_s", statistics.median(ptx_s), "s", device,
-                      {**params, "min": min(ptx_s), "max": max(ptx_s)})]
+                      {**params, "min": min(ptx_s), "max": max(ptx_s)}, timing=CALL_LATENCY)]
     if ptxas_s:
         records.append(record("compile_probe_ptxas_s", statistics.median(ptxas_s), "s", device,
-                              {**params, "min": min(ptxas_s), "max": max(ptxas_s)}))
+                              {**params, "min": min(ptxas_s), "max": max(ptxas_s)}, timing=CALL_LATENCY))
     for r in records:
         print(f"{r['name']}: {r['value']:.2f} s ({r['params']['min']:.2f}-{r['params']['max']:.2f})", flush=True)
     write(records, "startup", args.out)

@@ -95,7 +95,7 @@ def scaling(circuit: str, log_n: int, counts: list[int], device: str) -> list[di
             print(f"synthesis {kind} x{workers}: {rate:.2f} partitions/s, {rate / base:.2f}x", flush=True)
             records.append(common.record(f"engine_synthesis_log{log_n}_{kind}_w{workers}", rate, "1/s", device, {
                 "circuit": circuit, "workers": workers, "kind": kind, "speedup_vs_1": round(rate / base, 3),
-                "partitions": len(synthesizers), "cores": os.cpu_count()}))
+                "partitions": len(synthesizers), "cores": os.cpu_count()}, timing=common.CALL_LATENCY))
     return records
 
 
@@ -200,7 +200,7 @@ def gw_records(rounds: list[tuple[float, Timeline]], config: EngineConfig, param
         values = [r[name][0] for r in per_round if r[name][0] is not None]
         if values:
             records.append(common.record(f"engine_{name}{suffix}", statistics.median(values), unit, device,
-                                         {**run, **spread(values)}))
+                                         {**run, **spread(values)}, timing=common.CALL_LATENCY))
     for i, r in enumerate(per_round):
         print(f"engine gw={gw}{variant} round {i + 1}: " + ", ".join(f"{k} {v:.3f} {u}" for k, (v, u) in r.items()
                                                            if v is not None), flush=True)
@@ -236,12 +236,12 @@ def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float, conf
     overhead = 100 * (traced_s / untraced_s - 1)
     if not variant:
         print(f"tracing overhead: {traced_s:.3f} vs {untraced_s:.3f} s/proof, {overhead:+.1f}%", flush=True)
-    records = [common.record(f"engine_device_busy_kernels_gw2{variant}", min(kernel), "%", device, run),
+    records = [common.record(f"engine_device_busy_kernels_gw2{variant}", min(kernel), "%", device, run, timing=common.CALL_LATENCY),
                common.record(f"engine_s_per_proof_traced_gw2{variant}", traced_s, "s", device,
-                             {**run, **spread([s for s, _ in rounds])})]
+                             {**run, **spread([s for s, _ in rounds])}, timing=common.CALL_LATENCY)]
     if not variant:  # a variant's untraced twin did not run
         records.append(common.record("trace_overhead_pct", overhead, "%", device, {
-            **run, "traced_s_per_proof": round(traced_s, 4), "untraced_s_per_proof": round(untraced_s, 4)}))
+            **run, "traced_s_per_proof": round(traced_s, 4), "untraced_s_per_proof": round(untraced_s, 4)}, timing=common.CALL_LATENCY))
     return records
 
 
@@ -285,7 +285,7 @@ def main(argv=None) -> None:
     print(f"sequential: {seq:.3f} s/proof", flush=True)
     params = {"circuit": args.circuit, "log_constraints": args.log, "constraints": constraints, "jobs": args.jobs,
               "partitions": args.partitions}
-    records = [common.record("engine_sequential_s_per_proof", seq, "s", device, params)]
+    records = [common.record("engine_sequential_s_per_proof", seq, "s", device, params, timing=common.CALL_LATENCY)]
     assembly = args.assembly.split(",")
     with tempfile.TemporaryDirectory() as scratch:
         for gw in (1, 2):

@@ -110,7 +110,7 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
               "stat": "median", "phases_ms": by_phase, "setup_s": round(t_setup, 2), "build_s": round(t_build, 2),
               "streamed": list(plan.streamed), "key": "resident" if resident else "host"}
     print(f"{name}: {statistics.median(walls):.1f} ms  {by_phase}  (setup {t_setup:.1f} s)", flush=True)
-    records = [common.record(name, statistics.median(walls), "ms", device, params)]
+    records = [common.record(name, statistics.median(walls), "ms", device, params, timing=common.CALL_LATENCY)]
     if not gpu:
         return records
     device_ms = statistics.median(sum(ms for k, ms in p.items() if k not in HOST_PHASES | STREAM_PHASES)
@@ -125,12 +125,12 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     print(f"{name}: device phases {device_ms:.1f} ms; peak GPU memory {used / GB:.2f} GB "
           f"({memory_params})", flush=True)
     return records + [
-        common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)}),
-        common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params),
+        common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)}, timing=common.DEVICE_THROUGHPUT),
+        common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params, timing=common.CALL_LATENCY),
         common.record(f"setup_log{log_n}{suffix}_s", t_setup, "s", device,
-                      {"circuit": circuit, "gpu": True, "steps_ms": {k: round(v) for k, v in setup_steps.items()}}),
+                      {"circuit": circuit, "gpu": True, "steps_ms": {k: round(v) for k, v in setup_steps.items()}}, timing=common.CALL_LATENCY),
         common.record(f"{name}_peak_host_gb", peak_rss_bytes() / GB, "GB", device,
-                      {"what": "the process's peak resident set (ru_maxrss): build, setup, prover and proofs"}),
+                      {"what": "the process's peak resident set (ru_maxrss): build, setup, prover and proofs"}, timing=common.CALL_LATENCY),
     ]
 
 
