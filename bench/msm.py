@@ -148,6 +148,13 @@ class BaseSet:
 def add_rate(curve, bases, runs: int) -> float:
     """Mixed adds per second (G/s) of the accumulate kernel on 2^RATE_LOG random bases in
     buckets of exactly RATE_CHUNK: the MSM's bucket step without imbalance or sorting."""
+    ms = common.median(common.device_time_ms(accumulate_launch(curve, bases), runs=runs, warmup=1))
+    return (1 << RATE_LOG) / (ms * 1e-3) / 1e9
+
+
+def accumulate_launch(curve, bases):
+    """One launch of the accumulate kernel over 2^RATE_LOG bases in buckets of RATE_CHUNK
+    (a callable; add_rate times it, bench.counters reads its counters)."""
     n = 1 << RATE_LOG
     chunks = n // RATE_CHUNK
     rng = np.random.default_rng(5)
@@ -161,10 +168,8 @@ def add_rate(curve, bases, runs: int) -> float:
     kernels = K.POINT_KERNELS[curve.name]
     blocks = -(-chunks * kernels["lanes"] // K.THREADS)
     kernel = kernels["accumulate"]
-    launch = lambda: kernel[blocks, K.THREADS](bases, d_entries, offsets, chunk_offsets, RATE_CHUNK, kinds,
-                                               K.ONES_PER, chunks, points)
-    ms = common.median(common.device_time_ms(launch, runs=runs, warmup=1))
-    return n / (ms * 1e-3) / 1e9
+    return lambda: kernel[blocks, K.THREADS](bases, d_entries, offsets, chunk_offsets, RATE_CHUNK, kinds,
+                                             K.ONES_PER, chunks, points)
 
 
 def time_msm(bases, scalars, out, runs: int, **options) -> float:

@@ -39,11 +39,12 @@ t0=$(date +%s)
 echo "sppark.sh: built $bin in $(( $(date +%s) - t0 )) s (sppark $sppark_commit, $arch)" >&2
 
 # sppark's MSM sums the windows on the host in blst's field arithmetic: libblst.a, built here
-# for this machine's CPU (build.sh picks ADX where the CPU has it), ~8 s; then ~90 s of nvcc
+# portable (its own run-time ADX dispatch exports the field functions blst_t.hpp calls), ~8 s;
+# then ~90 s of nvcc
 msm_bin=${TMPDIR:-/tmp}/sppark_msm
 build_msm() {
     local lib=${TMPDIR:-/tmp}/blst-build
-    rm -rf "$lib" && cp -r "$blst" "$lib" && (cd "$lib" && sh build.sh >/dev/null 2>&1) || return 1
+    rm -rf "$lib" && cp -r "$blst" "$lib" && (cd "$lib" && sh build.sh -D__BLST_PORTABLE__ >/dev/null 2>&1) || return 1
     "$nvcc" -arch="$arch" -O3 -std=c++17 -DFEATURE_BLS12_381 -DTAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE \
         -DSPPARK_COMMIT="\"$sppark_commit\"" -I"$sppark" -I"$blst/src" -Xcompiler -Wno-unused-function \
         bench/peer/sppark_msm.cu "$sppark/util/all_gpus.cpp" "$lib/libblst.a" -o "$msm_bin"
