@@ -132,6 +132,7 @@ def ncu_figures(ncu: str, names: list[str], count: int) -> dict[str, dict]:
         log = Path(scratch) / "ncu.csv"
         metrics = ",".join(known_metrics(ncu, (SM_ACTIVE, *PIPES, *EXTRA)))
         command = [ncu, "--csv", "--page", "raw", "--log-file", str(log), "--profile-from-start", "off",
+                   "--clock-control", "none",  # GPM reads the GPU at its own clocks: so must ncu
                    "--metrics", metrics, sys.executable, "-m", "bench.counters", "--ncu-child",
                    "--ncu-launches", str(count)]
         done = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())

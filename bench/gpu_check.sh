@@ -34,6 +34,10 @@
 #   kernels' SASS and instruction mix, $OUT/sass.tgz), ncu on bench.profile (the NTT pass's and the
 #   accumulations' stall reasons, $OUT/ncu.txt); KERNEL_STEPS="msm ...;ntt ..." runs other steps,
 #   KERNEL_PROFILE=0 skips bench.sass and ncu
+#   bench/gpu_check.sh COMMIT counters    issue 36 (~7 min): bench.counters (NVML GPM against ncu over the
+#   same launches of an NTT, accumulate_g1, accumulate_g2: $OUT/counters.json), then bench.engine
+#   --trace kernels,counters, 3 rounds (engine_sm_active_gw2, engine_pipe_util_gw2, the stack,
+#   counters_overhead_pct: $OUT/engine-counters.json), its timeline, report and PNG
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check (17f405d); $OUT/compile.log, soak.log
@@ -132,11 +136,13 @@ for arg in "$@"; do
         python3 -m numba_cuzk.cli compile > "$log" 2>&1 || status=1
         tail -1 "$log"
         peer=""  # sppark's figures from this call, the ntt and field steps' peer (--peer)
+        msm_peer=""  # sppark's MSM (built by sppark.sh), run by bench.msm on its own inputs (--sppark)
         if [ -d peer/sppark ]; then
             COMMIT=$commit bash bench/peer/sppark.sh "$out/sppark.jsonl" 2>&1 | tee -a "$log" | tail -8
             [ "${PIPESTATUS[0]}" -eq 0 ] && peer="--peer $out/sppark.jsonl" || { status=1; echo "FAILED: sppark peer"; }
+            [ -x "${TMPDIR:-/tmp}/sppark_msm" ] && msm_peer="--sppark ${TMPDIR:-/tmp}/sppark_msm"
         else
-            echo "no peer/sppark (carry it): ntt and field records keep issue 18's sppark anchors" | tee -a "$log"
+            echo "no peer/sppark (carry it): the ntt, field and msm records get no sppark peer" | tee -a "$log"
         fi
         IFS=';' read -ra steps <<< "${KERNEL_STEPS:-msm --g1 20,24 --g2 16,20 --sweep window_delta=-1,1 --sweep scatter=1,2 --sweep chunk=256 --sweep segment=64;ntt --sizes 24 --phase-sizes 24;field;groth16 --sizes 20 --cpu '';groth16 --sizes 20 --cpu '' --circuit mimc}"
         for step in "${steps[@]}"; do
@@ -145,7 +151,7 @@ for arg in "$@"; do
                 k=2; while [ -e "$out/$name-$k.json" ]; do k=$((k + 1)); done; name=$name-$k
             fi
             echo "=== bench.$step" >> "$log"
-            case $name in ntt*|field*) with_peer=$peer ;; *) with_peer="" ;; esac
+            case $name in ntt*|field*) with_peer=$peer ;; msm*) with_peer=$msm_peer ;; *) with_peer="" ;; esac
             eval "timeout ${BENCH_TIMEOUT:-300} python3 -m bench.$step $with_peer --out $out/$name.json" 2>&1 \
                 | grep -v -E "Warning|warn\(" | tee -a "$log" | tail -12
             [ "${PIPESTATUS[0]}" -eq 0 ] || { status=1; echo "FAILED: bench.$step"; }
@@ -186,6 +192,22 @@ for arg in "$@"; do
             || status=1
         "$ncu" -i "$out/diag.ncu-rep" > "$out/ncu-diag.txt" 2>&1
         ls -la "$out"; head -c 600 "$out/ncu-source.csv"
+        continue
+    fi
+    if [ "$arg" = counters ]; then
+        # issue 36 (~7 min): the counters against Nsight Compute, then the engine's stack
+        echo "=== counters: bench.counters (GPM vs ncu), bench.engine --trace kernels,counters"
+        python3 -m numba_cuzk.cli compile > "$out/counters-compile.log" 2>&1 || status=1  # ~60 s into an empty cache
+        ncu=$(find_ncu)
+        timeout "${COUNTERS_TIMEOUT:-180}" python3 -m bench.counters --ncu "${ncu:-/usr/local/cuda/bin/ncu}" \
+            --out "$out/counters.json" > "$out/counters.log" 2>&1 || { status=1; echo "FAILED: bench.counters"; }
+        grep -v -E "Warning|warn\(" "$out/counters.log" | tail -8
+        timeout "${ENGINE_TIMEOUT:-330}" python3 -m bench.engine --workers 15 --scaling "" --jobs 4 --repeat 3 \
+            --trace kernels,counters --timeline "$out/timeline-counters.jsonl" --out "$out/engine-counters.json" 2>&1 \
+            | grep -v Warning > "$out/engine-counters.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+        grep -E "^(stack|counters|traced|tracing|engine gw=2)" "$out/engine-counters.log" | tail -16
+        python3 -m numba_cuzk.cli timeline "$out/timeline-counters.jsonl" --window steady \
+            --png "$out/timeline-counters.png" > "$out/timeline-counters.txt" 2>&1 || status=1
         continue
     fi
     if [ "$arg" = engine ]; then

@@ -290,8 +290,9 @@ def timeline(
     as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
     window: str = typer.Option("whole", "--window", help="whole: the whole run; steady: without warm-up and drain."),
 ) -> None:
-    """Honest GPU utilization from a timeline: host brackets vs device-busy, idle time by cause,
-    kernel efficiency, synthesis/GPU balance."""
+    """Honest GPU utilization from a timeline: host brackets vs device-busy, the utilization
+    stack (down to SM activity, pipes and useful work, with --trace counters), idle time by
+    cause, kernel efficiency, synthesis/GPU balance."""
     from numba_cuzk.fileio import check_readable
     from numba_cuzk.timeline import analysis, reader, report
 
