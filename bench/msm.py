@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import subprocess
 import time
 from functools import lru_cache
 
@@ -311,16 +312,21 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
         records.append(common.record(f"msm_{name}_log{log_n}", ms, "ms", device,
                                      params | {"vs_floor": round(ms / floor, 2), "stages_ms": stages},
                                      timing=common.DEVICE_THROUGHPUT))
-        peer_figures = None
+        peer_figures, agreed = None, {}
         if sppark:
-            peer_figures = msm_check.sppark_msm(sppark, curve, host_bases, scalars, runs)
-            if msm_check.sppark_point(peer_figures, curve) != got:
-                raise AssertionError(f"{curve.name} 2^{log_n}: sppark's result differs from ours (and the closed form)")
-            print(f"{curve.name} 2^{log_n} sppark: host scalars {peer_figures['upload_ms']:.2f} ms, device scalars "
-                  f"{peer_figures['device_ms']:.2f} ms, result equal", flush=True)
+            # ours is the closed form's; a sppark result that differs is flagged on the records, not fatal:
+            # the later sizes still run
+            try:
+                peer_figures = msm_check.sppark_msm(sppark, curve, host_bases, scalars, runs)
+            except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as exc:
+                print(f"{curve.name} 2^{log_n}: sppark's MSM failed, no peer: {exc}", flush=True)
+            if peer_figures:
+                same = msm_check.sppark_point(peer_figures, curve) == got
+                agreed = {"sppark_result": "equal" if same else "DIFFERS (layout of the inputs handed over?)"}
+                print(f"{curve.name} 2^{log_n} sppark: host scalars {peer_figures['upload_ms']:.2f} ms, device "
+                      f"scalars {peer_figures['device_ms']:.2f} ms, result {agreed['sppark_result']}", flush=True)
         del host_bases
-        records += call_records(curve, log_n, bases, scalars, d_scalars, out, runs, device,
-                                params | ({"sppark_result": "equal"} if peer_figures else {}), floor,
+        records += call_records(curve, log_n, bases, scalars, d_scalars, out, runs, device, params | agreed, floor,
                                 peer_figures, ark_ms)
         if bits:
             b = inputs.bits_scalar_limbs(n, rng)
