@@ -27,15 +27,45 @@ def _records() -> list[tuple[Path, dict]]:
     return found
 
 
-@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs the git history")
-def test_every_new_record_has_a_timing_and_a_real_commit():
-    new = [(p, r) for p, r in _records() if str(r.get("date", "")) >= SINCE]
-    untimed = [f"{p.name}: {r['name']}" for p, r in new if r.get("params", {}).get("timing") not in common.TIMINGS]
-    assert not untimed, f"records without params.timing: {untimed[:10]}"
-    commits = {r["commit"] for _, r in new}
-    unknown = sorted(c for c in commits if subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{c}^{{commit}}"],
-                                                          capture_output=True).returncode)
-    assert not unknown, f"record commits that are not commits of the repository: {unknown}"
+def _history() -> bool:
+    """Whether the whole git history is here (a shallow clone lacks the commits measured)."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        return False
+    shallow = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"], capture_output=True,
+                             text=True).stdout.strip()
+    return shallow == "false"
+
+
+def untimed(records: list[tuple[Path, dict]]) -> list[str]:
+    """The records dated SINCE or later without a params.timing of common.TIMINGS."""
+    return [f"{p.name}: {r['name']}" for p, r in records if str(r.get("date", "")) >= SINCE
+            and r.get("params", {}).get("timing") not in common.TIMINGS]
+
+
+def unknown_commits(records: list[tuple[Path, dict]]) -> list[str]:
+    """The commit fields of records dated SINCE or later that are not commits of the repository."""
+    commits = {str(r.get("commit")) for _, r in records if str(r.get("date", "")) >= SINCE}
+    return sorted(c for c in commits if subprocess.run(["git", "-C", str(ROOT), "cat-file", "-e", f"{c}^{{commit}}"],
+                                                       capture_output=True).returncode)
+
+
+def test_every_new_record_has_a_timing():
+    assert not untimed(_records()), f"records without params.timing: {untimed(_records())[:10]}"
+
+
+@pytest.mark.skipif(not _history(), reason="needs the whole git history")
+def test_every_new_record_names_a_real_commit():
+    assert not unknown_commits(_records()), f"record commits that are not commits: {unknown_commits(_records())}"
+
+
+@pytest.mark.skipif(not _history(), reason="needs the whole git history")
+def test_the_record_checks_catch_the_audits_findings():
+    path = Path("x.json")
+    old = {"name": "a", "date": "2026-12-03", "commit": "ccaf80b+const", "params": {}}  # before SINCE: not judged
+    bad = {"name": "b", "date": "2026-12-04", "commit": "07f8747+fixed", "params": {}}
+    good = {"name": "c", "date": "2026-12-05", "commit": "89604c3", "params": {"timing": "call-latency"}}
+    records = [(path, old), (path, bad), (path, good)]
+    assert untimed(records) == ["x.json: b"] and unknown_commits(records) == ["07f8747+fixed"]
 
 
 def test_every_record_call_in_bench_passes_a_timing():
