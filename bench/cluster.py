@@ -123,7 +123,8 @@ def main(argv=None) -> None:
         if 2 in per_job:
             scaling = per_job[1] / per_job[2]
             print(f"scaling 1 -> 2 GPU workers: {scaling:.3f}x", flush=True)
-            records.append(common.record("cluster_scaling_gpus2", scaling, "x", device, {**params, "gpus": 2}, timing=common.CALL_LATENCY))
+            records.append(common.record("cluster_scaling_gpus2", scaling, "x", device, {**params, "gpus": 2},
+                                         timing=common.CALL_LATENCY))
         else:
             print("one worker only: no two-GPU run", flush=True)
     print(f"wrote {common.write(records, 'cluster', args.out)} in {time.perf_counter() - started:.0f} s")

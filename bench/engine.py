@@ -242,12 +242,14 @@ def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float, conf
     overhead = 100 * (traced_s / untraced_s - 1)
     if not variant:
         print(f"tracing overhead: {traced_s:.3f} vs {untraced_s:.3f} s/proof, {overhead:+.1f}%", flush=True)
-    records = [common.record(f"engine_device_busy_kernels_gw2{variant}", min(kernel), "%", device, run, timing=common.CALL_LATENCY),
+    records = [common.record(f"engine_device_busy_kernels_gw2{variant}", min(kernel), "%", device, run,
+                             timing=common.CALL_LATENCY),
                common.record(f"engine_s_per_proof_traced_gw2{variant}", traced_s, "s", device,
                              {**run, **spread([s for s, _ in rounds])}, timing=common.CALL_LATENCY)]
     if not variant:  # a variant's untraced twin did not run
         records.append(common.record("trace_overhead_pct", overhead, "%", device, {
-            **run, "traced_s_per_proof": round(traced_s, 4), "untraced_s_per_proof": round(untraced_s, 4)}, timing=common.CALL_LATENCY))
+            **run, "traced_s_per_proof": round(traced_s, 4), "untraced_s_per_proof": round(untraced_s, 4)},
+                timing=common.CALL_LATENCY))
     return records
 
 

@@ -70,7 +70,8 @@ def main() -> None:
         times = convoy_ms(args.calls, args.runs, interval)
         median = statistics.median(times)
         records.append(record(f"gil_convoy_calls_ms_{label}", median, "ms", device, {
-            "calls": args.calls, "runs": args.runs, "stat": "median", "min": min(times), "max": max(times)}, timing=CALL_LATENCY))
+            "calls": args.calls, "runs": args.runs, "stat": "median", "min": min(times), "max": max(times)},
+                timing=CALL_LATENCY))
         print(f"{label:>12}: {args.calls} GIL-releasing calls in {median:.2f} ms (min {min(times):.2f}, "
               f"max {max(times):.2f})", flush=True)
     write(records, "host", args.out)

@@ -125,12 +125,15 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     print(f"{name}: device phases {device_ms:.1f} ms; peak GPU memory {used / GB:.2f} GB "
           f"({memory_params})", flush=True)
     return records + [
-        common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)}, timing=common.DEVICE_THROUGHPUT),
+        common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)},
+                      timing=common.DEVICE_THROUGHPUT),
         common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params, timing=common.CALL_LATENCY),
         common.record(f"setup_log{log_n}{suffix}_s", t_setup, "s", device,
-                      {"circuit": circuit, "gpu": True, "steps_ms": {k: round(v) for k, v in setup_steps.items()}}, timing=common.CALL_LATENCY),
+                      {"circuit": circuit, "gpu": True, "steps_ms": {k: round(v) for k, v in setup_steps.items()}},
+                          timing=common.CALL_LATENCY),
         common.record(f"{name}_peak_host_gb", peak_rss_bytes() / GB, "GB", device,
-                      {"what": "the process's peak resident set (ru_maxrss): build, setup, prover and proofs"}, timing=common.CALL_LATENCY),
+                      {"what": "the process's peak resident set (ru_maxrss): build, setup, prover and proofs"},
+                          timing=common.CALL_LATENCY),
     ]
 
 

@@ -224,7 +224,8 @@ def bench_size(log_n: int, args, rng, rate: float, bandwidth: float, device: str
                        "mem_floor_ms": round(floor_mem, 4), "x_mem_floor": round(ms / floor_mem, 3)})
         name = f"{kind}_fr_log{log_n}"
         peer = common.same_call_peer(args.peer, f"sppark_{name}")  # None without the same call's figure
-        records.append(common.record(f"{name}_{variant}", ms, "ms", device, params, peer, timing=common.DEVICE_THROUGHPUT))
+        records.append(common.record(f"{name}_{variant}", ms, "ms", device, params, peer,
+                                     timing=common.DEVICE_THROUGHPUT))
         if variant == transform.VARIANT:
             records.append(common.record(name, ms, "ms", device, params, peer, timing=common.DEVICE_THROUGHPUT))
             if kind == "ntt":
@@ -278,8 +279,10 @@ def main() -> None:
     print(f"Fr mul {rate:.2f} G/s{' (nominal: simulator)' if SIMULATOR else ''}, "
           f"d2d copy {bandwidth:.0f} GB/s", flush=True)
     records = [common.record("ntt_bench_fr_mul", rate, "G/s", device, {"threads": 1 << args.mul_threads_log,
-                                                                        "chain": 64, "role": "floor"}, timing=common.DEVICE_THROUGHPUT),
-               common.record("ntt_bench_copy_bw", bandwidth, "GB/s", device, {"role": "floor"}, timing=common.DEVICE_THROUGHPUT)]
+                                                                        "chain": 64, "role": "floor"},
+                                                                            timing=common.DEVICE_THROUGHPUT),
+               common.record("ntt_bench_copy_bw", bandwidth, "GB/s", device, {"role": "floor"},
+                             timing=common.DEVICE_THROUGHPUT)]
     path = common.write(records, "ntt", args.out)
     for log_n in sizes:  # written size by size: a run cut short keeps what it measured
         size_records = bench_size(log_n, args, rng, rate, bandwidth, device)

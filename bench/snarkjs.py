@@ -152,7 +152,8 @@ def bench_size(tools: NodeTools | str, files: Files, log_n: int, gpu: bool, runs
               "prove_phases_ms": _medians([r.prove_ms for r in results]), "cli_cold_ms": _cold_cli_ms(files, gpu) if cold else None,
               "zkey": "numba-cuzk setup (write_zkey) of the circom r1cs", "load_avg": os.getloadavg()[0]}
     records.append(common.record(f"prove_zkey_log{log_n}" + ("" if gpu else "_cpu"), statistics.median(ours_ms), "ms",
-                                 common.gpu_name() if gpu else common.cpu_name(), params, peer, timing=common.CALL_LATENCY))
+                                 common.gpu_name() if gpu else common.cpu_name(), params, peer,
+                                     timing=common.CALL_LATENCY))
     for r in records:
         print(f"{r['name']}: {r['value']:.0f} ms (min {r['params']['min_ms']:.0f}); {r['params']}", flush=True)
     return records

@@ -92,7 +92,8 @@ def main() -> None:
         measured = times[1:]
         records.append(record(f"cold_prove_log{args.log}{suffix}", statistics.median(measured), "s", device, {
             "runs": len(measured), "stat": "median", "min": min(measured), "max": max(measured),
-            "first_after_compile_s": times[0], "steps_ms": steps[-1], "circuit": "mimc", "points_checked": True}, timing=CALL_LATENCY))
+            "first_after_compile_s": times[0], "steps_ms": steps[-1], "circuit": "mimc", "points_checked": True},
+                timing=CALL_LATENCY))
         write(records[-1:], "startup", args.out)
         if not args.no_first:
             seconds, out = _run(prove, work / "cache-empty", work)

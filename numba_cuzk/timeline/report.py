@@ -150,8 +150,9 @@ def _signed(a: float | None, b: float | None) -> str:
 
 
 def _stack(a: Analysis) -> Table:
-    table = Table(title=f"Utilization stack, % of each span ({'counters: ' + a.counters_source if a.counters_source else 'no counters'}"
-                        f"; useful work at Fr {a.peaks.fr_mul_gps}, Fq {a.peaks.fq_mul_gps} G/s)")
+    source = f"counters: {a.counters_source}" if a.counters_source else "no counters"
+    table = Table(title=f"Utilization stack, % of each span ({source}; useful work at Fr {a.peaks.fr_mul_gps}, "
+                        f"Fq {a.peaks.fq_mul_gps} G/s)")
     for heading in ("span", "ms", "1 host brackets", "2 kernels", "3 SM active", "4 busiest pipe", "5 useful",
                     "occupancy", "DRAM"):
         table.add_column(heading, justify="left" if heading == "span" else "right")
