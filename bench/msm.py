@@ -1,7 +1,7 @@
 """MSM device time on the GPU: G1 at 2^16-2^24, G2 at 2^16-2^22, against py-arkworks-bls12381
 on all CPU cores and against a floor from the bucket-addition rate measured in the same run.
 
-Records (bench/results/msm-<date>.json, ms): msm_g1_logK (bases resident, scalars already
+Records (bench/results/msm/, ms): msm_g1_logK (bases resident, scalars already
 on the device; device time: the kernels up to the window sums, without the host's Horner
 combination), msm_g1_logK_upload (wall time of the whole call as sppark's anchor in issue 5
 counts it: scalars handed over in pageable host memory (msm stages them through pinned
@@ -37,7 +37,6 @@ choice at every size in one run. No recompilation: one run tunes them all.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import time
 from functools import lru_cache
@@ -356,7 +355,7 @@ def main(argv=None) -> None:
     device = common.gpu_name()
     rng = np.random.default_rng(2026)
     t0 = time.perf_counter()
-    out = args.out or common.RESULTS / f"msm-{datetime.date.today().isoformat()}.json"
+    out = args.out or common.result_path("msm", [device])
     records = []
     for curve, sizes, bits in ((G1, args.g1, True), (G2, args.g2, False)):
         logs = [int(x) for x in sizes.split(",") if x]
