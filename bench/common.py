@@ -49,8 +49,10 @@ def cpu_name() -> str:
 
 def record(name: str, value: float, unit: str, device: str, params: dict | None = None,
            peer: dict | None = None) -> dict:
+    # time (UTC): which of a day's records is the latest (bench/table.py)
     rec = {"name": name, "value": round(float(value), 4), "unit": unit, "device": device,
-           "commit": commit(), "date": datetime.date.today().isoformat(), "params": params or {}}
+           "commit": commit(), "date": datetime.date.today().isoformat(),
+           "time": datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%SZ"), "params": params or {}}
     if peer:
         rec["peer"] = peer
     return rec
