@@ -1,0 +1,129 @@
+"""The README and the documentation site say what the code does: the README's example runs,
+its headline table and bench/results/INDEX.md are what bench/table.py prints, the memory
+plan's output in docs/memory.md is the command's, every Python block of the site is run
+somewhere, and the API reference covers every public module. (The strict site build is
+.ci/run's.)"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import common, table
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text()
+DOCS = REPO / "docs"
+PYTHON_BLOCK = re.compile(r"(?:<!-- (?P<note>[^>]*) -->\n)?```python\n(?P<code>.*?)```", re.S)
+
+
+def readme_example() -> str:
+    found = re.search(r"## Proving from Python\n\n```python\n(.*?)```", README, re.S)
+    assert found, "README.md: no python block under 'Proving from Python'"
+    return found.group(1)
+
+
+def test_readme_is_short():
+    assert len(README.splitlines()) <= 200
+
+
+def test_readme_example_runs_and_prints(capsys):
+    code = readme_example()
+    assert len(code.strip().splitlines()) <= 10
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    assert capsys.readouterr().out.strip() == "True"
+
+
+def test_readme_headline_table_is_generated():
+    found = re.search(r"<!-- bench.table --headline -->\n(.*?)\n<!-- /bench.table -->", README, re.S)
+    assert found, "README.md: no headline table between its bench.table markers"
+    assert found.group(1) == table.headline_table(), "regenerate it: python3 -m bench.table --headline"
+
+
+def test_results_index_is_current():
+    index = (common.RESULTS / "INDEX.md").read_text()
+    assert index == table.index() + "\n", "python3 -m bench.table --index > bench/results/INDEX.md"
+
+
+def test_every_docs_python_block_is_run_somewhere():
+    """A block is the README's example (run above), an examples/ script (tests/test_examples.py
+    runs each) or says why it is not run."""
+    unexplained = []
+    for page in sorted(DOCS.rglob("*.md")):
+        for block in PYTHON_BLOCK.finditer(page.read_text()):
+            code, note = block["code"], block["note"] or ""
+            included = re.fullmatch(r'--8<-- "(examples/[a-z_]+\.py)"\n', code)
+            if included:
+                assert (REPO / included.group(1)).exists(), f"{page}: {included.group(1)} missing"
+            elif code != readme_example() and not note.startswith("not run: "):
+                unexplained.append(f"{page.relative_to(REPO)}: {code.splitlines()[0]}")
+    assert unexplained == []
+
+
+def test_memory_page_shows_the_plan_command_prints():
+    page = (DOCS / "memory.md").read_text()
+    found = re.search(r"<!-- output of: numba-cuzk (.*?) -->\n```text\n(.*?)```", page, re.S)
+    assert found, "docs/memory.md: no output block"
+    run = subprocess.run([sys.executable, "-m", "numba_cuzk.cli", *found.group(1).split()], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "COLUMNS": "80"}, cwd=REPO)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == found.group(2)
+
+
+def public_modules() -> set[str]:
+    names = set()
+    for path in (REPO / "numba_cuzk").rglob("*.py"):
+        parts = path.relative_to(REPO).with_suffix("").parts
+        parts = parts[:-1] if parts[-1] == "__init__" else parts
+        if not any(p.startswith("_") for p in parts):
+            names.add(".".join(parts))
+    return names
+
+
+def test_api_reference_covers_every_public_module():
+    """A package's page shows its submodules (mkdocs.yml: show_submodules), so a module is
+    covered when it, or a package above it, has a `::: name` directive."""
+    documented = set()
+    for page in (DOCS / "reference").glob("*.md"):
+        documented |= set(re.findall(r"^::: ([\w.]+)$", page.read_text(), re.M))
+    missing = sorted(m for m in public_modules() - {"numba_cuzk"}
+                     if not any(m == d or m.startswith(d + ".") for d in documented))
+    assert missing == [], "add them to a page of docs/reference/"
+
+
+def test_every_page_is_in_the_nav():
+    nav = set(re.findall(r":\s*([\w/.-]+\.md)\s*$", (REPO / "mkdocs.yml").read_text(), re.M))
+    pages = {str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md")}
+    assert pages == nav
+
+
+@pytest.mark.parametrize(("devices", "host"), [
+    (["NVIDIA H200"], "h200"), (["cpu:AMD EPYC x2"], "cpu2"),
+    (["cpu:Intel(R) Xeon(R) Processor x16", "NVIDIA H200"], "h200"), (["NVIDIA GeForce RTX 4090"], "rtx4090"),
+])
+def test_host_slug(devices, host):
+    assert common.host_slug(devices) == host
+
+
+def test_write_lands_in_the_benchmarks_folder(monkeypatch, tmp_path):
+    monkeypatch.setattr(common, "RESULTS", tmp_path)
+    monkeypatch.setattr(table, "RESULTS", tmp_path)
+    monkeypatch.setenv("NUMBA_CUZK_COMMIT", "abc1234")
+    first = common.record("fr_mul", 1.0, "G/s", "NVIDIA H200")
+    path = common.write([first], "field")
+    again = common.write([common.record("fr_mul", 2.0, "G/s", "NVIDIA H200")], "field")
+    assert path == again == tmp_path / "field" / f"field-h200-abc1234-{first['date']}.json"
+    assert table.parse_name(path)["commit"] == "abc1234"
+    assert [r["value"] for r in table.records_in_order()] == [1.0, 2.0]
+    assert table.latest_records()[0]["value"] == 2.0
+
+
+def test_a_file_outside_the_naming_scheme_is_named(tmp_path):
+    (tmp_path / "msm").mkdir()
+    with pytest.raises(ValueError, match="msm-2026-12-01.json: not <bench>/"):
+        table.parse_name(tmp_path / "msm" / "msm-2026-12-01.json")
