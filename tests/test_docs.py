@@ -73,6 +73,8 @@ def test_memory_page_shows_the_plan_command_prints():
                          text=True, timeout=120, env={**os.environ, "COLUMNS": "80"}, cwd=REPO)
     assert run.returncode == 0, run.stderr
     assert run.stdout == found.group(2)
+    total_gb = float(re.search(r"^  total +([0-9.]+)", run.stdout, re.M).group(1))
+    assert f"plan is {total_gb:.1f} GB" in README  # the README's figure is this plan's
 
 
 def public_modules() -> set[str]:
@@ -127,3 +129,39 @@ def test_a_file_outside_the_naming_scheme_is_named(tmp_path):
     (tmp_path / "msm").mkdir()
     with pytest.raises(ValueError, match="msm-2026-12-01.json: not <bench>/"):
         table.parse_name(tmp_path / "msm" / "msm-2026-12-01.json")
+
+
+def help_lines(*args: str) -> list[str]:
+    from typer.testing import CliRunner
+
+    from numba_cuzk.cli import app
+
+    result = CliRunner().invoke(app, [*args, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    return result.output.splitlines()
+
+
+@pytest.mark.parametrize("args", [(), ("setup",), ("run",)])
+def test_help_breaks_lines_only_where_the_width_ends(args):
+    """A line of a command's description (above its options, or in the commands' panel) that
+    another line continues reaches near the terminal's edge: a docstring's own line breaks
+    (a sentence cut at column 40) are re-flowed. The options' narrow column is rich's."""
+    text = help_lines(*args)
+    options = next(i for i, line in enumerate(text) if line.startswith("╭─ Options"))
+    commands = [i for i, line in enumerate(text) if line.startswith("╭─ Commands")]
+    shown = text[:options] + (text[commands[0]:] if commands else [])
+    lines = [line.strip(" │").rstrip() for line in shown]
+    cut = [a for a, b in zip(lines, lines[1:])
+           if a and b and b[0].islower() and not a.endswith((".", ":", ";")) and len(a) < 55]
+    assert cut == []
+
+
+def test_run_title_names_the_backend_once(capsys, monkeypatch):
+    from numba_cuzk import cli
+
+    monkeypatch.setattr(cli, "console", cli.Console(width=100))
+    cli._print_run({"backend": "cpu", "devices": [{"name": "cpu x2 (CPU backend)"}], "jobs": [], "failures": [],
+                    "s_per_proof": None, "resumed": 0, "proofs": 0, "partitions": 0, "wall_s": 0.0,
+                    "proofs_per_hour": 0.0}, "")
+    title = capsys.readouterr().out.splitlines()[0]
+    assert title.strip() == "numba-cuzk run on cpu x2 (CPU backend)"
