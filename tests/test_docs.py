@@ -6,6 +6,7 @@ somewhere, and the API reference covers every public module. (The strict site bu
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -165,3 +166,27 @@ def test_run_title_names_the_backend_once(capsys, monkeypatch):
                     "proofs_per_hour": 0.0}, "")
     title = capsys.readouterr().out.splitlines()[0]
     assert title.strip() == "numba-cuzk run on cpu x2 (CPU backend)"
+
+
+def test_adopt_files_a_runs_outputs(monkeypatch, tmp_path):
+    from bench import adopt
+
+    results = tmp_path / "results"
+    monkeypatch.setattr(common, "RESULTS", results)
+    monkeypatch.setattr(table, "RESULTS", results)
+    day = "2026-12-03"
+    records = [{"name": "fr_mul", "value": 1.0, "unit": "G/s", "device": "NVIDIA H200", "commit": "abc1234", "date": day},
+               {"name": "fr_mul_cpu", "value": 0.1, "unit": "G/s", "device": "cpu:Xeon x16", "commit": "abc1234",
+                "date": day},
+               {"name": "fr_mul", "value": 2.0, "unit": "G/s", "device": "cpu:EPYC x2", "commit": "def5678", "date": day}]
+    (tmp_path / "field.json").write_text(json.dumps(records))
+    (tmp_path / "timeline.jsonl").write_text('{"event": "x"}\n' * 20_000)
+    adopt.main([str(tmp_path / "field.json"), "--topic", "field"])
+    adopt.main([str(tmp_path / "timeline.jsonl"), "--topic", "engine", "--commit", "abc1234", "--host", "h200",
+                "--date", day, "--label", "timeline"])
+    files = sorted(p.relative_to(results).as_posix() for p in results.rglob("*") if p.is_file())
+    assert files == ["INDEX.md", "engine/engine-h200-abc1234-2026-12-03-timeline.jsonl.gz",
+                     f"field/field-cpu2-def5678-{day}.json", f"field/field-h200-abc1234-{day}.json"]
+    assert [r["name"] for r in json.loads((results / f"field/field-h200-abc1234-{day}.json").read_text())] == [
+        "fr_mul", "fr_mul_cpu"]
+    assert (results / "INDEX.md").read_text() == table.index() + "\n"
