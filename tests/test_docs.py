@@ -190,3 +190,11 @@ def test_adopt_files_a_runs_outputs(monkeypatch, tmp_path):
     assert [r["name"] for r in json.loads((results / f"field/field-h200-abc1234-{day}.json").read_text())] == [
         "fr_mul", "fr_mul_cpu"]
     assert (results / "INDEX.md").read_text() == table.index() + "\n"
+
+
+def test_getting_started_gives_the_readmes_set_up_commands():
+    from tests.test_ci import quick_start_test_command
+
+    page = (DOCS / "getting-started.md").read_text()
+    demo = re.search(r"Run the main job\..*?```sh\n(.*?)\n```", README, re.S).group(1)
+    assert f"```sh\n{demo}\n```" in page and f"```sh\n{quick_start_test_command()}\n```" in page
