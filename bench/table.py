@@ -114,6 +114,10 @@ def index() -> str:
              "`<bench>-<host>-<commit>-<date>[-<label>].<ext>`. `moved.tsv` maps the names before",
              "this layout (bench/NOTES.md cites them). Timelines over 100 KB are gzipped: `gunzip -k` one",
              "before `numba-cuzk timeline`.", ""]
+    stray = sorted(p.name for p in RESULTS.iterdir() if p.is_file() and p.name not in ("INDEX.md", "moved.tsv"))
+    if stray:
+        raise ValueError(f"bench/results/{stray[0]} (and {len(stray) - 1} more) outside a benchmark's folder: "
+                         "file it with python3 -m bench.adopt --topic BENCH FILE")
     for folder in sorted(p for p in RESULTS.iterdir() if p.is_dir()):
         files = sorted(folder.iterdir(), key=lambda p: (parse_name(p)["date"], p.name))
         lines += [f"## {folder.name}", "", "| file | host | commit | date | records | KB |",

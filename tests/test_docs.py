@@ -198,3 +198,10 @@ def test_getting_started_gives_the_readmes_set_up_commands():
     page = (DOCS / "getting-started.md").read_text()
     demo = re.search(r"Run the main job\..*?```sh\n(.*?)\n```", README, re.S).group(1)
     assert f"```sh\n{demo}\n```" in page and f"```sh\n{quick_start_test_command()}\n```" in page
+
+
+def test_a_result_left_outside_the_folders_is_named(monkeypatch, tmp_path):
+    monkeypatch.setattr(table, "RESULTS", tmp_path)
+    (tmp_path / "msm-2026-12-03.json").write_text("[]")
+    with pytest.raises(ValueError, match="bench/results/msm-2026-12-03.json .*bench.adopt"):
+        table.index()
