@@ -12,7 +12,7 @@ Timed, each run one submission, wall clock from it to the last proof (every proo
 checked by its worker's pairing check): --jobs jobs of --partitions partitions on one
 worker, then twice as many jobs on two, with the same --task-partitions per Dask task so
 that each worker's pipeline drains as often in both runs. Records (bench/results/
-cluster-<date>.json): cluster_s_per_proof_gpus1 and cluster_s_per_proof_gpus2 (s per job
+cluster/): cluster_s_per_proof_gpus1 and cluster_s_per_proof_gpus2 (s per job
 of P partitions), cluster_scaling_gpus2 = gpus1 / gpus2 (x; issue 10: floor 1.7, goal
 1.95); params hold each run's device busy % over its merged timeline's steady window.
 

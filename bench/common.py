@@ -1,6 +1,6 @@
 """Shared by the benchmarks: CUDA-event timing and the one results format
 (../shared/guide/results.md): a JSON list of {name, value, unit, device, commit, date,
-params, peer}."""
+params, peer}, in bench/results/<topic>/ (result_path)."""
 
 from __future__ import annotations
 
@@ -37,14 +37,19 @@ def _git(*args: str) -> str | None:
         return None
 
 
-@functools.lru_cache(maxsize=None)
 def commit() -> str:
+    """The short hash of the commit measured (``_commit``, once per setting of the
+    environment variables below)."""
+    return _commit(os.environ.get("NUMBA_CUZK_COMMIT"), os.environ.get("NUMBA_CUZK_ALLOW_DIRTY"))
+
+
+@functools.lru_cache(maxsize=None)
+def _commit(named: str | None, allow_dirty: str | None) -> str:
     """The short hash of the commit measured. Where .git is absent (the device's copy of the
     tree) $NUMBA_CUZK_COMMIT names it: it must be a bare hash (no "+local" suffixes).
     With git: HEAD, and a tree with uncommitted changes to tracked files is refused
     (DirtyTree: commit first) unless $NUMBA_CUZK_ALLOW_DIRTY=1, which still records HEAD
     and marks every record's params ``dirty_tree``."""
-    named = os.environ.get("NUMBA_CUZK_COMMIT")
     head = _git("rev-parse", "--short", "HEAD")
     if named:
         if not _HASH.fullmatch(named):
@@ -54,7 +59,7 @@ def commit() -> str:
         return named
     if head is None:
         raise DirtyTree("no git here and no NUMBA_CUZK_COMMIT: a record must name the commit measured")
-    if dirty() and os.environ.get("NUMBA_CUZK_ALLOW_DIRTY") != "1":
+    if dirty() and allow_dirty != "1":
         raise DirtyTree(f"the tree has uncommitted changes to tracked files (HEAD {head}): commit them first, "
                         "or set NUMBA_CUZK_ALLOW_DIRTY=1 to record HEAD with params.dirty_tree")
     return head
@@ -96,7 +101,9 @@ def record(name: str, value: float, unit: str, device: str, params: dict | None 
         raise ValueError(f"{name}: a {timing} record cannot have a {peer['timing']} peer ({peer['name']})")
     params = {**(params or {}), "timing": timing, **({"dirty_tree": True} if dirty() else {})}
     rec = {"name": name, "value": round(float(value), 4), "unit": unit, "device": device,
-           "commit": commit(), "date": datetime.date.today().isoformat(), "params": params}
+           "commit": commit(), "date": datetime.date.today().isoformat(),
+           # time (UTC): which of a day's records is the latest (bench/table.py)
+           "time": datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%SZ"), "params": params}
     if peer:
         rec["peer"] = peer
     return rec
@@ -159,10 +166,36 @@ def median(values) -> float:
     return statistics.median(values)
 
 
+def host_slug(devices: list[str]) -> str:
+    """The host part of a result's file name: the first GPU's name without its vendor
+    ("NVIDIA H200" -> "h200"; the host's CPU records go with its GPU's), else the CPU's
+    threads ("cpu:AMD EPYC x2" -> "cpu2")."""
+    for device in devices:
+        if not device.startswith("cpu:"):
+            words = [w for w in device.split() if w.lower() not in ("nvidia", "geforce", "tesla")]
+            return "".join(ch for ch in "".join(words).lower() if ch.isalnum()) or "gpu"
+    threads = devices[0].rsplit(" x", 1)[-1] if devices else ""
+    return f"cpu{threads}" if threads.isdigit() else "cpu"
+
+
+def result_path(topic: str, devices: list[str], commit_hash: str | None = None, date: str | None = None,
+                label: str = "", ext: str = "json") -> Path:
+    """bench/results/<topic>/<topic>-<host>-<commit>-<date>[-<label>].<ext>: one folder per
+    benchmark, one name per (benchmark, host, commit, day) (bench/results/INDEX.md)."""
+    commit_hash = commit_hash or commit()
+    date = date or datetime.date.today().isoformat()
+    suffix = f"-{label}" if label else ""
+    return RESULTS / topic / f"{topic}-{host_slug(devices)}-{commit_hash}-{date}{suffix}.{ext}"
+
+
 def write(records: list[dict], topic: str, out: str | None = None) -> Path:
-    """Append records to ``out`` or bench/results/<topic>-<date>.json (earlier runs of
-    the day are kept: the files are the performance history); return the path."""
-    path = Path(out) if out else RESULTS / f"{topic}-{datetime.date.today().isoformat()}.json"
+    """Append records to ``out`` or to result_path(topic, ...) of their devices, commit and
+    day (earlier runs of the day are kept: the files are the performance history); return
+    the path."""
+    if out:
+        path = Path(out)
+    else:
+        path = result_path(topic, [r["device"] for r in records], records[0]["commit"], records[0]["date"])
     path.parent.mkdir(parents=True, exist_ok=True)
     earlier = json.loads(path.read_text()) if path.exists() else []
     with atomic_write(path, "w") as file:

@@ -5,7 +5,7 @@ one fixed kernel, check_g1 (the G1 point check: ~24k lines of PTX), through Numb
 NVVM to PTX (``cuda.compile`` in a fresh process, as a compile task's first kernel, nothing
 else running) and then through ptxas -O3 for the device's compute capability, so that a
 compile_all_s can be read against the host that produced it. Records (bench/results/
-startup-<date>.json): compile_probe_ptx_s and compile_probe_ptxas_s (median of --runs
+startup/): compile_probe_ptx_s and compile_probe_ptxas_s (median of --runs
 processes). Needs a GPU (its compute capability) and ptxas on PATH (the latter is skipped
 without it).
 

@@ -26,10 +26,10 @@
    0.5 ms by default; records engine_<figure>_gw2_switchMSms).
 
 Default size: bit_heavy 2^20, 4 jobs x 10 partitions. On the H200 host a 2^20 partition
-takes ~0.31 s to synthesize on one core and ~0.06 s to prove on the GPU (bench/results/
-groth16-2026-11-29.json), so about 6 synthesis processes match the GPU: with 8 or more the
+takes ~0.31 s to synthesize on one core and ~0.06 s to prove on the GPU (bench/results/groth16/
+groth16-h200-0a9578f-2026-11-29.json), so about 6 synthesis processes match the GPU: with 8 or more the
 GPU should never wait, and s/proof measures the GPU side; 40 partitions give a steady
-state of 38. Records (bench/results/engine-<date>.json): engine_synthesis_logK_{thread,
+state of 38. Records (bench/results/engine/): engine_synthesis_logK_{thread,
 process}_wN (partitions/s), engine_sequential_s_per_proof, engine_s_per_proof and
 engine_s_per_proof_gw2 (s), engine_speedup_vs_sequential(_gw2) (x), engine_device_busy(_gw2)
 (%), engine_lock_overhead(_gw2) (% of kernel time), engine_staging_ms(_gw2) and

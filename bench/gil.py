@@ -5,7 +5,7 @@ A latency-critical thread makes ``--calls`` short calls that release the GIL (as
 worker's driver calls and queue waits do) while another thread runs pure-Python big-int
 arithmetic (as an epilogue's Horner sums and conversions do). Each release hands the GIL
 to the busy thread, which keeps it until the switch interval forces it back: up to one
-interval per call. Records (bench/results/host-<date>.json): gil_convoy_calls_ms_switchN
+interval per call. Records (bench/results/host/): gil_convoy_calls_ms_switchN
 (ms for the calls, median of --runs, N the interval in us) and gil_convoy_calls_ms_alone.
 
     python3 -m bench.gil [--calls 20] [--runs 50] [--intervals 5000,500] [--out FILE]

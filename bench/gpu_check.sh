@@ -7,8 +7,8 @@
 #   bench/gpu_check.sh COMMIT all         every GPU test in one `pytest -m gpu` call: the
 #   kernels' tests and the GPU-only ones the simulator skips (the GPU prover with queued
 #   proofs, the engine on every GPU, a whole zkey checked on the device, GPU MSMs against
-#   arkworks). Run it whenever prover or engine code changes; its log, $OUT/gpu-tests-DATE.log
-#   (also written to bench/results/), goes with the results. A skipped test fails it.
+#   arkworks). Run it whenever prover or engine code changes; its log,
+#   $OUT/gpu-tests-HOST-COMMIT-DATE.log (also written to bench/results/gpu-tests/), goes with the results. A skipped test fails it.
 #   `numba-cuzk compile` fills the kernel cache first, and with pytest-xdist the tests run
 #   in $GPU_TEST_WORKERS processes (default 8), which compile the tests' own kernels
 #   side by side: one process took over 330 s for the first 15 tests' G2 kernels.
@@ -75,15 +75,23 @@ every_gpu_test() {
     return $rc
 }
 
+gpu_host() {  # the host part of a result's file name (bench/common.host_slug): h200, h200x2
+    python3 -c 'import subprocess
+from bench.common import host_slug
+names = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                       text=True).stdout.splitlines()
+print(host_slug(names[:1] or ["unknown"]) + (f"x{len(names)}" if len(names) > 1 else ""))'
+}
+
 for arg in "$@"; do
     if [ "$arg" = all ]; then
-        log="$out/gpu-tests-$(date -u +%F).log"
+        log="$out/gpu-tests-$(gpu_host)-$commit-$(date -u +%F).log"  # bench/results/gpu-tests/'s name
         echo "=== every GPU test: pytest -m gpu tests"
         every_gpu_test > "$log" 2>&1 || status=1
         if grep -Eq "^SKIPPED|[0-9]+ skipped" "$log"; then
             echo "FAILED: GPU tests skipped on the GPU (the SKIPPED lines of $log say why)"; status=1
         fi
-        mkdir -p bench/results && cp "$log" bench/results/
+        mkdir -p bench/results/gpu-tests && cp "$log" bench/results/gpu-tests/
         grep -E "^(FAILED|ERROR|SKIPPED)" "$log" | head -40; tail -2 "$log"
         continue
     fi

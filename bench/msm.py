@@ -1,7 +1,7 @@
 """MSM on the GPU: G1 at 2^16-2^24, G2 at 2^16-2^22, each result checked, each size timed two
 ways, against sppark's msm_t on the same inputs in the same call (--sppark).
 
-Records (bench/results/msm-<date>.json, ms), params.timing saying how each was timed:
+Records (bench/results/msm/, ms), params.timing saying how each was timed:
 - msm_<curve>_logK, ``device-throughput``: bases resident, scalars on the device, CUDA
   events back to back: the kernels up to the window sums, without the host's Horner
   combination; stages_ms: each stage's device ms (classify, scan, scatter, accumulate,
@@ -40,7 +40,6 @@ choice at every size in one run. No recompilation: one run tunes them all.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import subprocess
 import time
@@ -445,7 +444,7 @@ def main(argv=None) -> None:
     device = common.gpu_name()
     rng = np.random.default_rng(2026)
     t0 = time.perf_counter()
-    out = args.out or common.RESULTS / f"msm-{datetime.date.today().isoformat()}.json"
+    out = args.out or common.result_path("msm", [device])
     records = []
     for curve, sizes, bits in ((G1, args.g1, True), (G2, args.g2, False)):
         logs = [int(x) for x in sizes.split(",") if x]

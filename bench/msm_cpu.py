@@ -1,6 +1,6 @@
 """The CPU backend's MSM (msm/cpu.py, all cores) against py-arkworks-bls12381's multiexp.
 
-Records (bench/results/msm-<date>.json, ms, median of --runs after a warm-up):
+Records (bench/results/msm/, ms, median of --runs after a warm-up):
 msm_g1_logK_cpu, msm_g2_logK_cpu: host bases and random scalars to the affine point
 (msm then to_point), peer arkworks' multiexp_unchecked on the same points and scalars
 (scalars converted to arkworks objects before its clock starts; that conversion, which

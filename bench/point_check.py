@@ -7,7 +7,7 @@ of each curve (a table of 1024 distinct multiples of the generator, repeated), a
 stores them (Montgomery affine). GPU: device time from CUDA events (median of 5 after 2
 warm-ups); CPU backend: wall time of the same kernel on all cores (median of 3 after 1).
 Each run's status array is poisoned first and must come back all OK. Records (bench/
-results/curve-<date>.json): point_check_g1_ms_per_m, point_check_g2_ms_per_m (GPU) and
+results/curve/): point_check_g1_ms_per_m, point_check_g2_ms_per_m (GPU) and
 point_check_g1_cpu_ms_per_m, point_check_g2_cpu_ms_per_m, with the points and the spread.
 
     python3 -m bench.point_check [--log 20] [--cpu-log 16] [--out FILE]

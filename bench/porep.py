@@ -8,7 +8,7 @@ partition) in processes and handed over in shared memory, and the host budget bo
 the witnesses in flight to --in-flight (default 6: 26 GB at 2^27; with the key's 40 GB
 of host memory, the slots' 13 GB and a synthesis's second copy while it writes to
 /dev/shm, the 128 GB host keeps its margin). After a warm-up job of --warmup partitions, --jobs jobs are
-submitted at once. Records (bench/results/porep-<date>.json): porep_s_per_proof (s: the
+submitted at once. Records (bench/results/porep/): porep_s_per_proof (s: the
 round's wall time / jobs), porep_device_busy (%, the steady window's phase figure),
 porep_synthesis_workers_needed (the workers whose output would match the GPU: ceil(
 synthesis ms / kernel ms), as the timeline's balance), porep_kernel_ms_per_partition and

@@ -9,7 +9,7 @@ and 382 s at 2^12 on this 2-core machine (~4.5x per power: hours at 2^16). snark
 proves with such a zkey as with its own (tests/interop/test_reverse.py), and where a key
 comes from does not change a prover's work.
 
-Records (bench/results/snarkjs-<date>.json), ms, medians of --runs after a warm-up, the
+Records (bench/results/snarkjs/), ms, medians of --runs after a warm-up, the
 two provers' runs alternating so that other load on the machine hits both alike:
     snarkjs_prove_logK    snarkjs.groth16.prove(zkey, wtns) in one warm Node process
                           (bench/snarkjs_prove.cjs); params.cli_ms: `snarkjs groth16 prove`

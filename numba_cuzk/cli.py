@@ -88,6 +88,7 @@ app = _App(
     help="A Groth16 prover for BLS12-381 on Numba CUDA kernels.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode="markdown",  # a docstring's paragraphs re-flow to the terminal's width
     pretty_exceptions_show_locals=False,
 )
 console = Console()
@@ -492,6 +493,7 @@ def run(
     """Prove jobs of partitions with the engine (synthesis on the CPU overlapped with proving
     on every GPU), or on a Dask cluster's GPU workers (--scheduler), verify every proof, and
     show the times and where the GPU's time went.
+
     Exit 0: all proofs verify; 1: a proof failed or does not verify; 2: bad input."""
     import contextlib
     import tempfile
@@ -612,8 +614,8 @@ def _run_jobs(config, client, pk, plan, zkey, trusted, out, quiet, path) -> tupl
 
 
 def _print_run(summary: dict, short: str) -> None:
-    table = Table(title=f"numba-cuzk run ({summary['backend']} backend: "
-                        f"{', '.join(d['name'] for d in summary['devices']) or 'nothing proved'})",
+    # a device's name says its backend ("NVIDIA H200", "cpu x2 (CPU backend)"): named once
+    table = Table(title=f"numba-cuzk run on {', '.join(d['name'] for d in summary['devices']) or 'nothing'}",
                   caption="kernel: the partition's kernels' device time (compiled before the first partition: alloc)")
     for heading in ("job", "part", "dev", "synth ms", "kernel ms", "epi ms", "total ms", "proof"):
         table.add_column(heading, justify="left" if heading in ("job", "proof") else "right")
@@ -640,7 +642,7 @@ def _print_run(summary: dict, short: str) -> None:
 # --- Dask clusters of GPU workers -----------------------------------------------------------
 
 cluster_app = _Commands(help="Dask clusters of GPU workers (needs the cluster extra: dask, distributed).",
-                          no_args_is_help=True)
+                          no_args_is_help=True, rich_markup_mode="markdown")
 app.add_typer(cluster_app, name="cluster")
 
 
