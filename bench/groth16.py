@@ -5,7 +5,7 @@ bit-heavy one: a witness of 0s and 1s like Filecoin's) of at most 2^K - n_public
 constraints, an insecure local setup on the GPU straight into a device-resident key
 (setup(resident=True): the queries stay where setup made them, B2 in pinned host memory
 when the plan streams it; --host-key: copied back to the host and uploaded by the Prover),
-a Prover, one warm-up proof, then --runs proofs. Records (bench/results/groth16-<date>.json):
+a Prover, one warm-up proof, then --runs proofs. Records (bench/results/groth16/):
 prove_logK (ms: wall time of prove(), witness upload to verified proof, median), with
 params holding the median device ms of each phase (CUDA events: upload, matvec, ntt, msm_a,
 msm_b1, msm_b2, msm_c, msm_h, download; stream_<query>: a streamed query's copies, which
@@ -29,7 +29,6 @@ and after in one call, the key's setup paid once. Usage:
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
 import resource
 import statistics
@@ -97,7 +96,8 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     if gpu:
         yield [common.record(f"setup_log{log_n}{'' if circuit == 'bit_heavy' else '_' + circuit}_s", t_setup,
                              "s", device, {"circuit": circuit, "gpu": True,
-                                           "steps_ms": {k: round(v) for k, v in setup_steps.items()}})]
+                                           "steps_ms": {k: round(v) for k, v in setup_steps.items()}},
+                             timing=common.CALL_LATENCY)]
     for tail in tails if gpu else (None,):
         gc.collect()
         yield bench_prover(pk, witness, log_n, circuit, gpu, runs, device, budget, resident, tail,
@@ -132,10 +132,10 @@ def bench_prover(pk, witness, log_n: int, circuit: str, gpu: bool, runs: int, de
     plan = prover.memory
     params = {"circuit": circuit, **build, "runs": runs, "stat": "median", "phases_ms": by_phase,
               "streamed": list(plan.streamed), "key": "resident" if resident else "host", "tail": tail,
-              "bits": list(plan.bits), "prover_s": round(t_prover, 2), "timing": "call-latency"}
+              "bits": list(plan.bits), "prover_s": round(t_prover, 2)}
     print(f"{name}: {statistics.median(walls):.1f} ms  {by_phase}  (setup {build['setup_s']:.1f} s, "
           f"Prover {t_prover:.1f} s)", flush=True)
-    records = [common.record(name, statistics.median(walls), "ms", device, params)]
+    records = [common.record(name, statistics.median(walls), "ms", device, params, timing=common.CALL_LATENCY)]
     if not gpu:
         return records
     device_ms = statistics.median(sum(ms for k, ms in p.items() if k not in HOST_PHASES | STREAM_PHASES)
@@ -150,10 +150,12 @@ def bench_prover(pk, witness, log_n: int, circuit: str, gpu: bool, runs: int, de
     print(f"{name}: device phases {device_ms:.1f} ms; peak GPU memory {used / GB:.2f} GB "
           f"({memory_params})", flush=True)
     return records + [
-        common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)}),
-        common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params),
+        common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)},
+                      timing=common.DEVICE_THROUGHPUT),
+        common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params, timing=common.CALL_LATENCY),
         common.record(f"{name}_peak_host_gb", peak_rss_bytes() / GB, "GB", device,
-                      {"what": "the process's peak resident set (ru_maxrss): build, setup, prover and proofs"}),
+                      {"what": "the process's peak resident set (ru_maxrss): build, setup, prover and proofs"},
+                          timing=common.CALL_LATENCY),
     ]
 
 
@@ -177,7 +179,7 @@ def main(argv=None) -> None:
                         "none (the plain MSMs) or a number (the bit/tail split for that many non-bit scalars)")
     args = parser.parse_args(argv)
     tails = tuple(None if t == "none" else int(t) for t in args.tails.split(",") if t)
-    out = args.out or common.RESULTS / f"groth16-{datetime.date.today().isoformat()}.json"
+    out = args.out or common.result_path("groth16", [common.gpu_name()])  # GPU and CPU records in one file
     budget = None if args.budget_gb is None else int(args.budget_gb * GB)
     for log_n in [int(x) for x in args.sizes.split(",") if x]:
         for records in bench_size(log_n, args.circuit, True, args.runs, common.gpu_name(), budget, args.host_key,
