@@ -26,7 +26,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from numba_cuzk import __version__, backend, kernel_cache
+from numba_cuzk import __version__
 from numba_cuzk.fileio import check_writable, describe_os_error
 
 EXIT_BUG = 3
@@ -125,6 +125,7 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
         except ValueError as exc:
             raise typer.BadParameter(str(exc))
         return
+    from numba_cuzk import backend
     from numba_cuzk.engine import precompile
 
     report = {
@@ -178,6 +179,7 @@ def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min
     in parallel processes; later processes load them instead of compiling."""
     from rich.progress import Progress
 
+    from numba_cuzk import kernel_cache
     from numba_cuzk.engine import precompile
 
     names = precompile.task_names()
@@ -198,10 +200,11 @@ def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min
 def _compile_first(cpu: bool) -> None:
     """On a GPU machine's first run of this version of the code: every GPU kernel compiled
     in parallel processes before the command's work (precompile.first_run_on_gpu)."""
-    from numba_cuzk.engine import precompile
-
     if cpu:
         return
+    from numba_cuzk import kernel_cache
+    from numba_cuzk.engine import precompile
+
     with precompile.first_run_on_gpu() as first:
         if not first:
             return
@@ -218,6 +221,7 @@ def selfcheck(
     seed: int = typer.Option(0, "--seed", help="Seed of the random elements."),
 ) -> None:
     """Check the field kernels against Python integers: on the CPU, and on the GPU if one is present."""
+    from numba_cuzk import backend
     from numba_cuzk.field.selfcheck import check_fields
 
     targets = ["cpu", "gpu"] if backend.cuda_available() else ["cpu"]

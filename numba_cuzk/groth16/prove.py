@@ -42,6 +42,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda
 
 from numba_cuzk import backend, cuda_graph
