@@ -407,6 +407,8 @@ def prove(
                                                          "error names the first failing constraint."),
     cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
     trusted: bool = typer.Option(False, "--trusted", help="Skip the zkey's point checks (on curve, in subgroup)."),
+    recheck: bool = typer.Option(False, "--recheck", help="Check the zkey's points even if this machine checked "
+                                                          "the same bytes before (a record in the user's cache)."),
     as_json: bool = typer.Option(False, "--json", help="Print the times as JSON."),
 ) -> None:
     """Prove a witness (.wtns) with a zkey; write proof.json and public.json as snarkjs does.
@@ -418,7 +420,7 @@ def prove(
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*under-utilization")  # small circuits, small grids
         result = prove_files(zkey, witness, proof, public, r1cs_path=r1cs, gpu=False if cpu else None,
-                             trusted=trusted, step=_spinner)
+                             trusted=trusted, recheck=recheck, step=_spinner)
     total = sum(result.steps_ms.values())
     if as_json:
         rounded = lambda ms: {k: round(v, 3) for k, v in ms.items()}  # noqa: E731
