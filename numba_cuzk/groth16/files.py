@@ -141,34 +141,48 @@ def prove_files(zkey_path: PathLike, witness_path: PathLike, proof_path: PathLik
     with steps("read_zkey", f"reading {zkey_path}"), naming(zkey_path):
         pk = read_zkey(zkey_path, trusted=True) if trusted else load_checked_key(zkey_path, recheck=recheck)
     checking = bool(pk.unchecked)
-    with steps("prepare", "preparing the prover (key to " + ("GPU" if gpu else "CPU backend")
-               + (", its points checked there" if checking else "") + ")"), naming(zkey_path):
-        prover = Prover(pk, gpu=gpu)
-        timer = PhaseTimer(prover.stream)
-    with steps("prove", "proving"):
-        try:
+    try:
+        with steps("prepare", "preparing the prover (key to " + ("GPU" if gpu else "CPU backend")
+                   + (", its points checked there" if checking else "") + ")"), naming(zkey_path):
+            prover = Prover(pk, gpu=gpu)
+            timer = PhaseTimer(prover.stream)
+        with steps("prove", "proving"):
             proof = prover.prove(witness, timer=timer)
-        except ValueError as exc:
-            if str(exc) != UNVERIFIED:
-                raise
-            raise InputError(_unverified(zkey_path, witness_path, trusted or not checking, r1cs_path)) from exc
+    except ValueError as exc:
+        if not checking:  # an unchecked point fails an arkworks conversion or the self-check: find it
+            _find_bad_point(zkey_path)
+        if UNVERIFIED in str(exc):  # every point of the key passes its checks
+            raise InputError(_unverified(zkey_path, witness_path, r1cs_path)) from exc
+        raise
     public = prover.public_inputs(witness)
     with steps("write", f"writing {public_path} and {proof_path}"):
         write_proof_pair(proof_path, public_path, proof, public)
     return ProveResult(proof, public, "gpu" if gpu else "cpu", steps.ms, timer.durations_ms())
 
 
-def _unverified(zkey_path: PathLike, witness_path: PathLike, unchecked: bool, r1cs_path: PathLike | None) -> str:
-    """The self-check's failure, naming both files and what can tell them apart."""
-    if unchecked:
-        hint = "prove again without --trusted (with --recheck) to check the key's points"
-    elif r1cs_path is None:
-        hint = (f"give --r1cs CIRCUIT.r1cs to check {witness_path} against its circuit: if it passes, "
-                f"{zkey_path} is not that circuit's key")
+def _unverified(zkey_path: PathLike, witness_path: PathLike, r1cs_path: PathLike | None) -> str:
+    """The self-check's failure with a key whose points are valid, naming both files and
+    what can tell them apart."""
+    if r1cs_path is None:
+        hint = f"give --r1cs CIRCUIT.r1cs to check {witness_path} against its circuit: if it passes, the key is at fault"
     else:
-        hint = f"{witness_path} satisfies {r1cs_path}, so {zkey_path} is not that circuit's key"
-    return (f"{zkey_path} with {witness_path}: the proof does not verify: the witness does not satisfy the key's "
-            f"circuit, or the key is corrupt or not the circuit's ({hint})")
+        hint = f"{witness_path} satisfies {r1cs_path}: the key is at fault"
+    return (f"{zkey_path} with {witness_path}: the proof does not verify: the witness does not satisfy the circuit, "
+            f"or the key is corrupt or not the circuit's, its points valid ({hint})")
+
+
+def _find_bad_point(zkey_path: PathLike) -> None:
+    """Raise InputError naming the zkey's first point that is off its curve or outside the
+    subgroup (section and point); return if every point passes. For a key used unchecked
+    (--trusted, or a record) whose proof failed: the checks run only on this error path."""
+    from numba_cuzk.groth16.formats import read_zkey
+    from numba_cuzk.groth16.formats.points import check
+    from numba_cuzk.groth16.shape import QUERIES
+
+    with naming(zkey_path):
+        pk = read_zkey(zkey_path, trusted=False)  # the header's and IC's points
+        for field, curve in QUERIES.values():
+            check(getattr(pk, field), curve, pk.unchecked[field])
 
 
 def _check_constant_wire(witness) -> None:

@@ -108,7 +108,7 @@ def load_checked_key(path: PathLike, recheck: bool = False) -> ProvingKey:
     header's and IC's points checked here, the queries' by the first Prover made from it
     (on its copy, on the GPU when it has one), which then records the pass through
     ``pk.after_checks``. Raises ValueError naming the section and point at fault."""
-    from numba_cuzk.groth16.formats.zkey import read_zkey
+    from numba_cuzk.groth16.formats import read_zkey
 
     digest, size = file_digest(path)
     if not recheck and is_recorded(digest, size):
