@@ -81,7 +81,7 @@ def oneshot(sizes: list[int], runs: int, folder: Path, cpu: bool, device: str, o
         print(f"2^{log_n}: numba-cuzk {', '.join(f'{t:.0f}' for t in ours)} ms; snarkjs "
               f"{', '.join(f'{t:.0f}' for t in peer) or 'absent'} ms", flush=True)
         name, unit, scale = (f"oneshot_prove_log{log_n}_cpu", "ms", 1.0) if cpu else (f"cold_prove_log{log_n}", "s", 1e-3)
-        params = {"timing": "call-latency", "runs": runs, "stat": "median", "runs_ms": [round(t, 1) for t in ours],
+        params = {"runs": runs, "stat": "median", "runs_ms": [round(t, 1) for t in ours],
                   "min": round(min(ours) * scale, 4), "max": round(max(ours) * scale, 4), "steps_ms": steps,
                   "first_run_ms": round(first_s * 1e3, 1), "circuit": "chain (circom2, bench/snarkjs.py)",
                   "points_checked": "once, then recorded (key_checks.py)", "order": "alternating, ours first",
@@ -92,7 +92,8 @@ def oneshot(sizes: list[int], runs: int, folder: Path, cpu: bool, device: str, o
             params["ratio_to_peer"] = round(statistics.median(ours) / statistics.median(peer), 3)
             peer_record = {"name": f"snarkjs {tools.version('snarkjs')} groth16 prove, a process (same run)",
                            "value": round(statistics.median(peer) * scale, 4), "unit": unit}
-        records.append(record(name, statistics.median(ours) * scale, unit, device, params, peer_record))
+        records.append(record(name, statistics.median(ours) * scale, unit, device, params, peer_record,
+                              timing=CALL_LATENCY))
         write(records[-1:], "startup", out)
     return records
 
