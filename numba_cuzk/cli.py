@@ -26,7 +26,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from numba_cuzk import __version__, backend, kernel_cache
+from numba_cuzk import __version__
 from numba_cuzk.fileio import check_writable, describe_os_error
 
 EXIT_BUG = 3
@@ -126,6 +126,7 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
         except ValueError as exc:
             raise typer.BadParameter(str(exc))
         return
+    from numba_cuzk import backend
     from numba_cuzk.engine import precompile
 
     report = {
@@ -179,6 +180,7 @@ def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min
     in parallel processes; later processes load them instead of compiling."""
     from rich.progress import Progress
 
+    from numba_cuzk import kernel_cache
     from numba_cuzk.engine import precompile
 
     names = precompile.task_names()
@@ -199,10 +201,11 @@ def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min
 def _compile_first(cpu: bool) -> None:
     """On a GPU machine's first run of this version of the code: every GPU kernel compiled
     in parallel processes before the command's work (precompile.first_run_on_gpu)."""
-    from numba_cuzk.engine import precompile
-
     if cpu:
         return
+    from numba_cuzk import kernel_cache
+    from numba_cuzk.engine import precompile
+
     with precompile.first_run_on_gpu() as first:
         if not first:
             return
@@ -219,6 +222,7 @@ def selfcheck(
     seed: int = typer.Option(0, "--seed", help="Seed of the random elements."),
 ) -> None:
     """Check the field kernels against Python integers: on the CPU, and on the GPU if one is present."""
+    from numba_cuzk import backend
     from numba_cuzk.field.selfcheck import check_fields
 
     targets = ["cpu", "gpu"] if backend.cuda_available() else ["cpu"]
@@ -405,6 +409,8 @@ def prove(
                                                          "error names the first failing constraint."),
     cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
     trusted: bool = typer.Option(False, "--trusted", help="Skip the zkey's point checks (on curve, in subgroup)."),
+    recheck: bool = typer.Option(False, "--recheck", help="Check the zkey's points even if this machine checked "
+                                                          "the same bytes before (a record in the user's cache)."),
     as_json: bool = typer.Option(False, "--json", help="Print the times as JSON."),
 ) -> None:
     """Prove a witness (.wtns) with a zkey; write proof.json and public.json as snarkjs does.
@@ -416,7 +422,7 @@ def prove(
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*under-utilization")  # small circuits, small grids
         result = prove_files(zkey, witness, proof, public, r1cs_path=r1cs, gpu=False if cpu else None,
-                             trusted=trusted, step=_spinner)
+                             trusted=trusted, recheck=recheck, step=_spinner)
     total = sum(result.steps_ms.values())
     if as_json:
         rounded = lambda ms: {k: round(v, 3) for k, v in ms.items()}  # noqa: E731

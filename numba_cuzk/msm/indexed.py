@@ -13,6 +13,7 @@ reads base j for scalar j, adds nothing.
 
 from __future__ import annotations
 
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda, int32, int64, uint32
 
 from numba_cuzk.field.scalars import N, load_scalar
