@@ -45,6 +45,8 @@ cupti_kernel      device   device stream name                                   
 cupti_memcpy      device   device stream copy_kind bytes                            one copy, from CUPTI
 cupti_clock       instant  offsets_ns error_ns bound_ns markers_fit                 how CUPTI's clock was mapped
 cupti_unavailable instant  error                                                    no kernel trace: why
+key_tier          instant  key tier                                 from_tier bytes a daemon's key moved tier
+served            interval job key priority outcome                                 a daemon's job, arrival..answer
 ================= ======== ======================================== =============== ============================
 
 What the intervals cover, and the other fields:
@@ -85,6 +87,11 @@ What the intervals cover, and the other fields:
   ``bound_ns`` the mapping error bound they give, [low, high].
 - ``cupti_unavailable``: ``error`` says why CUPTI could not load or start; the run went on
   without kernel records.
+- ``key_tier`` (numba_cuzk.serve): proving key ``key`` (its content hash) moved to ``tier``
+  "hot" (resident on a device), "warm" (host memory) or "cold" (on disk only), from
+  ``from_tier``; ``bytes`` its host bytes.
+- ``served`` (numba_cuzk.serve): a daemon's job from its arrival to its answer; ``outcome``
+  "proved", "failed", "cancelled" or "refused" (the daemon shut down before it started).
 """
 
 from __future__ import annotations
@@ -140,6 +147,8 @@ EVENTS: dict[str, EventSpec] = {
     "cupti_memcpy": EventSpec(DEVICE, ("device", "stream", "copy_kind", "bytes")),
     "cupti_clock": EventSpec(INSTANT, ("offsets_ns", "error_ns", "bound_ns", "markers_fit")),
     "cupti_unavailable": EventSpec(INSTANT, ("error",)),
+    "key_tier": EventSpec(INSTANT, ("key", "tier"), ("from_tier", "bytes")),
+    "served": EventSpec(INTERVAL, ("job", "key", "priority", "outcome")),
 }
 
 
