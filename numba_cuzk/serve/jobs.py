@@ -119,11 +119,12 @@ class Scheduler:
 
     def abandon(self, job: ServedJob) -> None:
         """Its client left: a waiting job is cancelled, a running one's answer dropped."""
-        if self.cancel(job, "its client disconnected") != CANCELLED:
-            with self._cond:
-                job.retain = False
-                if job.state in (DONE, FAILED):
-                    self.jobs.pop(job.id, None)
+        with self._cond:
+            job.retain = False
+            if job.state in (DONE, FAILED, CANCELLED):
+                self.jobs.pop(job.id, None)
+                return
+        self.cancel(job, "its client disconnected")
 
     def collected(self, job: ServedJob) -> None:
         """A retained job's answer was delivered: forget it."""
