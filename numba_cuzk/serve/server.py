@@ -415,11 +415,11 @@ def serve(config: ServeConfig, ready=print) -> int:
               f"timeline {daemon.engine.recorder.live_path})")
         while not stop.wait(0.5):
             pass
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+    finally:  # a second signal during the drain changes nothing: the handlers stay until it ends
         refused = daemon.close()
         server.stop(DRAIN_GRACE_S).wait()
         if daemon.address.unix and os.path.lexists(daemon.address.path):
             os.unlink(daemon.address.path)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
     return len(refused)
