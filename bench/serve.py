@@ -19,6 +19,7 @@ Records: bench/results/serve-<date>.json, params.timing "call-latency" (throughp
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import statistics
@@ -41,12 +42,15 @@ def _numba_cuzk(*args) -> list[str]:
     return [sys.executable, "-m", "numba_cuzk.launch", *map(str, args)]
 
 
-def _wall_s(cmd: list[str], cwd: Path) -> float:
+def _wall_s(cmd: list[str], cwd: Path, replies: list | None = None) -> float:
+    """The command's wall time (s); with ``replies``, its stdout's JSON is appended there."""
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if done.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    if replies is not None:
+        replies.append(json.loads(done.stdout))
     return wall
 
 
@@ -98,10 +102,12 @@ def cpu_part(folder: Path, runs: int) -> list[dict]:
         }
         for cmd in commands.values():  # warm-up: caches, page cache, the daemon's first proof
             _wall_s(cmd, REPO)
+        commands["client"] = commands["client"] + ["--json"]  # the daemon's queue and proving ms, besides the wall
         walls: dict[str, list[float]] = {name: [] for name in commands}
+        replies: list[dict] = []
         for r in range(runs):
             for name, cmd in commands.items():
-                walls[name].append(_wall_s(cmd, REPO) * 1e3)
+                walls[name].append(_wall_s(cmd, REPO, replies if name == "client" else None) * 1e3)
             print(f"round {r + 1}: " + ", ".join(f"{n} {w[-1]:.0f} ms" for n, w in walls.items()), flush=True)
         _verify(tools, files, out)
     finally:
@@ -113,9 +119,10 @@ def cpu_part(folder: Path, runs: int) -> list[dict]:
                                                                             for n, w in walls.items()}}
     snarkjs = {"name": f"snarkjs groth16 prove CLI {tools.version('snarkjs')} (same run)", "value": round(ms["snarkjs"], 1),
                "unit": "ms"}
+    inside = {f"daemon_{k}": round(statistics.median(r[k] for r in replies), 1) for k in ("queued_ms", "prove_ms")}
     return [
         common.record("serve_client_prove_log14_cpu", ms["client"], "ms", device,
-                      {**params, "ratio_to_snarkjs": round(ms["client"] / ms["snarkjs"], 3)}, snarkjs),
+                      {**params, **inside, "ratio_to_snarkjs": round(ms["client"] / ms["snarkjs"], 3)}, snarkjs),
         common.record("oneshot_prove_log14_cpu", ms["oneshot"], "ms", device,
                       {**params, "ratio_to_snarkjs": round(ms["oneshot"] / ms["snarkjs"], 3)}, snarkjs),
     ]
