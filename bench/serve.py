@@ -7,13 +7,14 @@ pays it:
     serve_client_prove_log14_cpu   `numba-cuzk prove --server` against a daemon (--cpu,
                                    the key preloaded); peer: `snarkjs groth16 prove`
     oneshot_prove_log14_cpu        `numba-cuzk prove --cpu` (kernels from the cache)
-GPU part (--part gpu), on 2^14 and 2^20 chains, the daemon on every visible GPU:
+GPU part (--part gpu), on the built-in MiMC circuit at 2^14 and 2^20 (made by numba-cuzk's
+setup on the GPU: no Node needed), the daemon on every visible GPU:
     serve_prove_log14, serve_prove_log20   a client process's wall time per proof
     serve_proofs_per_s_log20               8 Python clients at once, proofs per second
 Records: bench/results/serve-<date>.json, params.timing "call-latency" (throughput:
 "device-throughput"), medians of --runs after one warm-up.
     python3 -m bench.serve --part cpu [--runs 5] [--dir build/bench-snarkjs] [--out FILE]
-    python3 -m bench.serve --part gpu [--runs 10] [--dir build/bench-snarkjs]
+    python3 -m bench.serve --part gpu [--runs 10] [--dir build/bench-serve]
 """
 
 from __future__ import annotations
@@ -128,26 +129,50 @@ def cpu_part(folder: Path, runs: int) -> list[dict]:
     ]
 
 
-def gpu_part(folder: Path, runs: int) -> list[dict]:
+def builtin_files(log_n: int, folder: Path, gpu: bool) -> Files:
+    """The built-in MiMC circuit at 2^log_n: its zkey (insecure setup), verification key and
+    witness, written with numba-cuzk's own writers (no Node or circom needed); files
+    already there are kept."""
+    files = Files.at(folder, f"mimc_log{log_n}")
+    if not files.zkey.exists():
+        from numba_cuzk.circuits import build
+        from numba_cuzk.groth16.formats import write_vk_json, write_wtns, write_zkey
+        from numba_cuzk.groth16.setup import setup
+
+        folder.mkdir(parents=True, exist_ok=True)
+        start = time.perf_counter()
+        system, values = build("mimc", log_n)
+        pk = setup(system, gpu=gpu)
+        write_wtns(files.wtns, values)
+        write_vk_json(files.vk, pk.verifying_key)
+        write_zkey(files.zkey, pk)
+        print(f"2^{log_n}: mimc built and set up in {time.perf_counter() - start:.1f} s", flush=True)
+    return files
+
+
+def gpu_part(folder: Path, runs: int, log_sizes: tuple[int, ...] = (14, 20)) -> list[dict]:
+    """Client latency at each size; 8 clients' proofs/s at the last."""
+    from numba_cuzk import backend
     from numba_cuzk.serve.client import ProverClient
 
-    tools = NodeTools.find()
-    sizes = {log_n: prepare(log_n, folder / f"log{log_n}", tools, gpu=True) for log_n in (14, 20)}
+    gpu = backend.cuda_available()
+    sizes = {log_n: builtin_files(log_n, folder / f"mimc_log{log_n}", gpu) for log_n in log_sizes}
+    top = log_sizes[-1]
     out = Path(tempfile.mkdtemp(prefix="bench-serve-out-"))
     daemon = Daemon([f.zkey for f in sizes.values()], cpu=False)
     records = []
     try:
-        device = common.gpu_name()
+        device = common.gpu_name() if gpu else common.cpu_name()
         for log_n, files in sizes.items():
             cmd = _client_cmd(daemon, files, out)
             _wall_s(cmd, REPO)
             walls = [_wall_s(cmd, REPO) * 1e3 for _ in range(runs)]
             records.append(common.record(f"serve_prove_log{log_n}", statistics.median(walls), "ms", device,
-                                         {"timing": "call-latency", "runs": runs, "stat": "median",
+                                         {"timing": "call-latency", "runs": runs, "stat": "median", "circuit": "mimc",
                                           "what": "a client process per proof, wall clock",
                                           "walls_ms": [round(w, 1) for w in walls]}))
             print(f"2^{log_n}: client process {statistics.median(walls):.1f} ms", flush=True)
-        files = sizes[20]
+        files = sizes[top]
         witness = files.wtns.read_bytes()
 
         def client() -> None:
@@ -162,10 +187,10 @@ def gpu_part(folder: Path, runs: int) -> list[dict]:
         for t in threads:
             t.join()
         rate = CLIENTS * PROOFS_PER_CLIENT / (time.perf_counter() - start)
-        records.append(common.record("serve_proofs_per_s_log20", rate, "proofs/s", device,
-                                     {"timing": "device-throughput", "clients": CLIENTS,
+        records.append(common.record(f"serve_proofs_per_s_log{top}", rate, "proofs/s", device,
+                                     {"timing": "device-throughput", "circuit": "mimc", "clients": CLIENTS,
                                       "proofs_per_client": PROOFS_PER_CLIENT}))
-        print(f"2^20: {rate:.2f} proofs/s with {CLIENTS} clients", flush=True)
+        print(f"2^{top}: {rate:.2f} proofs/s with {CLIENTS} clients", flush=True)
     finally:
         daemon.stop()
     return records
@@ -175,11 +200,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("cpu", "gpu"), required=True)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--dir", default=str(REPO / "build" / "bench-snarkjs"))
+    parser.add_argument("--dir", default=None, help="where the circuits' files go (default: build/bench-snarkjs "
+                        "for the CPU part, build/bench-serve for the GPU part)")
+    parser.add_argument("--sizes", default="14,20", help="the GPU part's sizes (log2): latency at each, "
+                        "throughput at the last")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
-    part = cpu_part if args.part == "cpu" else gpu_part
-    records = part(Path(args.dir), args.runs)
+    folder = Path(args.dir or REPO / "build" / ("bench-snarkjs" if args.part == "cpu" else "bench-serve"))
+    records = cpu_part(folder, args.runs) if args.part == "cpu" else gpu_part(
+        folder, args.runs, tuple(int(x) for x in args.sizes.split(",")))
     for r in records:
         print(f"{r['name']}: {r['value']} {r['unit']}" + (f" (peer {r['peer']['value']} ms)" if "peer" in r else ""))
     print(f"wrote {common.write(records, 'serve', args.out)}", flush=True)
