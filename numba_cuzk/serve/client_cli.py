@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 EXIT_OK, EXIT_REFUSED, EXIT_BUG = 0, 2, 3

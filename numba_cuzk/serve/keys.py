@@ -37,7 +37,7 @@ HOT, WARM, COLD = "hot", "warm", "cold"
 HASH_CHUNK = 8 << 20
 
 
-class KeyError_(LookupError):
+class UnknownKey(LookupError):
     """An unknown key id (gRPC NOT_FOUND)."""
 
 
@@ -100,7 +100,7 @@ class KeyStore:
 
     def resolve(self, key_id: str, zkey_path: str) -> KeyEntry:
         """The entry named by content hash and/or path. ValueError for a path that is not a
-        readable file or a hash that does not match it; KeyError_ for an id never seen."""
+        readable file or a hash that does not match it; UnknownKey for an id never seen."""
         if zkey_path:
             try:
                 st = os.stat(zkey_path)
@@ -129,7 +129,7 @@ class KeyStore:
         with self._lock:
             entry = self._keys.get(key_id)
         if entry is None:
-            raise KeyError_(f"unknown key {key_id!r}: name it by zkey_path once (or PreloadKey) so the daemon can "
+            raise UnknownKey(f"unknown key {key_id!r}: name it by zkey_path once (or PreloadKey) so the daemon can "
                             "read it")
         return entry
 

@@ -29,7 +29,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
@@ -41,7 +41,7 @@ from numba_cuzk.groth16.formats import read_shape, read_wtns
 from numba_cuzk.groth16.memory import free_bytes, used_bytes
 from numba_cuzk.serve import protocol, proving_pb2, proving_pb2_grpc
 from numba_cuzk.serve.jobs import Answer, Refused, Scheduler, ServedJob, WitnessRejected
-from numba_cuzk.serve.keys import KeyError_, KeyInUse, KeyStore
+from numba_cuzk.serve.keys import KeyInUse, KeyStore, UnknownKey
 from numba_cuzk.serve.metrics import Metrics
 
 PRIORITY_NAMES = {proving_pb2.CRITICAL: "critical", proving_pb2.HIGH: "high", proving_pb2.NORMAL: "normal",
@@ -66,8 +66,7 @@ class ServeConfig:
     timeline: str | None = None
     host_budget_bytes: int | None = None
     device_budget_bytes: int | None = None
-    workers: int = 32
-    extra: dict = field(default_factory=dict)
+    workers: int = 32  # gRPC threads: each waiting Prove call holds one
 
 
 class CallError(Exception):
@@ -79,7 +78,7 @@ class CallError(Exception):
 def _status_of(exc: BaseException) -> CallError:
     if isinstance(exc, CallError):
         return exc
-    if isinstance(exc, (KeyError_,)):
+    if isinstance(exc, UnknownKey):
         return CallError(grpc.StatusCode.NOT_FOUND, str(exc))
     if isinstance(exc, KeyInUse):
         return CallError(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
@@ -160,7 +159,7 @@ class ProverService(proving_pb2_grpc.ProverServicer):
     def _job(self, job_id: str) -> ServedJob:
         job = self.d.scheduler.jobs.get(job_id)
         if job is None:
-            raise KeyError_(f"unknown job {job_id!r} (never submitted, already collected, or forgotten)")
+            raise UnknownKey(f"unknown job {job_id!r} (never submitted, already collected, or forgotten)")
         return job
 
     @_handled
