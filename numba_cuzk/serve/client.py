@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Sequence
 
 import grpc
 
@@ -64,13 +65,14 @@ class ProverClient:
                 details = f"no daemon answers at {self.address}: {details}"
             raise ServeError(code, " ".join(details.split())) from None
 
-    def prove(self, witness: bytes, zkey: str | os.PathLike | None = None, key_id: str | None = None,
-              priority: str = "normal") -> proving_pb2.ProveReply:
+    def prove(self, witness: bytes | Sequence[bytes], zkey: str | os.PathLike | None = None,
+              key_id: str | None = None, priority: str = "normal") -> proving_pb2.ProveReply:
         """Prove ``witness`` (a .wtns file's bytes) with the key; waits for the proof.
-        The reply's proof_json and public_json are snarkjs's files, as text."""
+        The reply's proof_json and public_json are snarkjs's files, as text. A list of
+        witnesses is a partitioned job: ``reply.partitions`` holds each one's files."""
         return self._call("Prove", self._request(witness, zkey, key_id, priority))
 
-    def submit(self, witness: bytes, zkey: str | os.PathLike | None = None, key_id: str | None = None,
+    def submit(self, witness: bytes | Sequence[bytes], zkey: str | os.PathLike | None = None, key_id: str | None = None,
                priority: str = "normal") -> str:
         """Queue a proof; its job id, for ``await_proof`` and ``cancel``."""
         return self._call("SubmitProof", self._request(witness, zkey, key_id, priority)).job_id
@@ -104,7 +106,10 @@ class ProverClient:
     def _request(self, witness: bytes, zkey, key_id, priority: str) -> proving_pb2.ProveRequest:
         if priority not in PRIORITY_VALUES:
             raise ValueError(f"priority {priority!r} is not one of {', '.join(protocol.PRIORITIES)}")
-        return proving_pb2.ProveRequest(key=key_ref(zkey, key_id), witness=bytes(witness),
+        if isinstance(witness, (bytes, bytearray, memoryview)):
+            return proving_pb2.ProveRequest(key=key_ref(zkey, key_id), witness=bytes(witness),
+                                            priority=PRIORITY_VALUES[priority])
+        return proving_pb2.ProveRequest(key=key_ref(zkey, key_id), partitions=[bytes(w) for w in witness],
                                         priority=PRIORITY_VALUES[priority])
 
     def close(self) -> None:

@@ -46,21 +46,29 @@ class WitnessRejected(ValueError):
 
 @dataclass(frozen=True)
 class Answer:
-    """A proved job: snarkjs's proof.json and public.json as text; times in ms."""
+    """A proved job: (proof.json, public.json) as text per partition, in order; times in ms."""
 
-    proof_json: str
-    public_json: str
+    texts: list[tuple[str, str]]
     queued_ms: float
     prove_ms: float
+
+    @property
+    def proof_json(self) -> str:
+        return self.texts[0][0]
+
+    @property
+    def public_json(self) -> str:
+        return self.texts[0][1]
 
 
 @dataclass(eq=False)
 class ServedJob:
     id: str
     key: KeyEntry
-    witness: np.ndarray | None
+    witnesses: list[np.ndarray] | None  # one per partition
     priority: str
     retain: bool  # submitted: kept for AwaitProof
+    partitions: int = 1
     arrived: float = field(default_factory=time.monotonic)
     started: float | None = None
     state: str = QUEUED
@@ -97,13 +105,13 @@ class Scheduler:
 
     # --- the calls -----------------------------------------------------------------------
 
-    def submit(self, key: KeyEntry, witness: np.ndarray, priority: str, retain: bool) -> ServedJob:
-        """Queue a job (its key already acquired); Refused once draining."""
+    def submit(self, key: KeyEntry, witnesses: list[np.ndarray], priority: str, retain: bool) -> ServedJob:
+        """Queue a job of one or more partitions (its key already acquired); Refused once draining."""
         with self._cond:
             if self._draining:
                 self.keys.release(key, False)
                 raise Refused("the daemon is shutting down: it takes no new jobs")
-            job = ServedJob(f"job-{next(self._ids)}", key, witness, priority, retain)
+            job = ServedJob(f"job-{next(self._ids)}", key, witnesses, priority, retain, len(witnesses))
             self.jobs[job.id] = job
             heapq.heappush(self._heap, (PRIORITIES.index(priority), next(self._seq), job))
             self._cond.notify_all()
@@ -191,13 +199,13 @@ class Scheduler:
                 self._running[job.id] = job
                 if self._busy_since is None:
                     self._busy_since = job.started
-                witness, job.witness = job.witness, None
+                witnesses, job.witnesses = job.witnesses, None
             try:
-                future = self.engine.submit(Job(job.key.pk, [witness], name=job.id))
+                future = self.engine.submit(Job(job.key.pk, witnesses, name=job.id))
             except Exception as exc:
                 self._finish(job, None, exc)
                 continue
-            del witness
+            del witnesses
             future.add_done_callback(lambda f, job=job: self._landed(job, f))
 
     def _landed(self, job: ServedJob, future: Future) -> None:
@@ -209,9 +217,8 @@ class Scheduler:
         except Exception as exc:
             self._finish(job, None, exc)
             return
-        part = result.partitions[0]
         try:
-            answer = Answer(*snarkjs_texts(part.proof, part.public_inputs),
+            answer = Answer([snarkjs_texts(p.proof, p.public_inputs) for p in result.partitions],
                             (job.started - job.arrived) * 1e3, (time.monotonic() - job.started) * 1e3)
         except Exception as exc:
             self._finish(job, None, exc)
@@ -233,14 +240,14 @@ class Scheduler:
             if answer is not None:
                 self._end(job, DONE, answer=answer)
             else:
-                self._end(job, FAILED, exc=_explain(error))
+                self._end(job, FAILED, exc=_explain(error, job.partitions))
             self._cond.notify_all()
 
     def _end(self, job: ServedJob, state: str, answer: Answer | None = None, exc: BaseException | None = None) -> None:
         """Settle ``job`` (under the condition's lock)."""
         if job.state == QUEUED and state == CANCELLED:
             self.keys.release(job.key, False)
-        job.state, job.witness = state, None
+        job.state, job.witnesses = state, None
         if answer is not None:
             job.future.set_result(answer)
         else:
@@ -254,9 +261,11 @@ class Scheduler:
         self.on_end(job, state)
 
 
-def _explain(error: BaseException) -> BaseException:
-    """A failed job's error as the client should read it."""
+def _explain(error: BaseException, partitions: int) -> BaseException:
+    """A failed job's error as the client should read it (naming the partition of a
+    partitioned job)."""
     if isinstance(error, JobFailed) and error.stage in ("synthesis", "epilogue"):
         cause = error.__cause__ or error
-        return WitnessRejected(f"the witness does not prove with this key ({error.stage}): {cause}")
+        which = f"partition {error.index}: " if partitions > 1 else ""
+        return WitnessRejected(f"{which}the witness does not prove with this key ({error.stage}): {cause}")
     return error

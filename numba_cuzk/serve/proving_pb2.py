@@ -24,35 +24,37 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\rproving.proto\x12\x13numba_cuzk.serve.v1\"+\n\x06KeyRef\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x11\n\tzkey_path\x18\x02 \x01(\t\"z\n\x0cProveRequest\x12(\n\x03key\x18\x01 \x01(\x0b\x32\x1b.numba_cuzk.serve.v1.KeyRef\x12\x0f\n\x07witness\x18\x02 \x01(\x0c\x12/\n\x08priority\x18\x03 \x01(\x0e\x32\x1d.numba_cuzk.serve.v1.Priority\"z\n\nProveReply\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0e\n\x06key_id\x18\x02 \x01(\t\x12\x12\n\nproof_json\x18\x03 \x01(\t\x12\x13\n\x0bpublic_json\x18\x04 \x01(\t\x12\x11\n\tqueued_ms\x18\x05 \x01(\x01\x12\x10\n\x08prove_ms\x18\x06 \x01(\x01\"-\n\x0bSubmitReply\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0e\n\x06key_id\x18\x02 \x01(\t\"+\n\x06JobRef\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x11\n\ttimeout_s\x18\x02 \x01(\x01\",\n\x0b\x43\x61ncelReply\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\"\x0f\n\rStatusRequest\"\x1b\n\x0bStatusReply\x12\x0c\n\x04json\x18\x01 \x01(\t\"R\n\x08KeyReply\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x0c\n\x04tier\x18\x02 \x01(\t\x12\x12\n\nhost_bytes\x18\x03 \x01(\x03\x12\x14\n\x0c\x64\x65vice_bytes\x18\x04 \x01(\x03\"\x1c\n\x0cMetricsReply\x12\x0c\n\x04text\x18\x01 \x01(\t*7\n\x08Priority\x12\n\n\x06NORMAL\x10\x00\x12\x0c\n\x08\x43RITICAL\x10\x01\x12\x08\n\x04HIGH\x10\x02\x12\x07\n\x03LOW\x10\x03\x32\xf8\x04\n\x06Prover\x12K\n\x05Prove\x12!.numba_cuzk.serve.v1.ProveRequest\x1a\x1f.numba_cuzk.serve.v1.ProveReply\x12R\n\x0bSubmitProof\x12!.numba_cuzk.serve.v1.ProveRequest\x1a .numba_cuzk.serve.v1.SubmitReply\x12J\n\nAwaitProof\x12\x1b.numba_cuzk.serve.v1.JobRef\x1a\x1f.numba_cuzk.serve.v1.ProveReply\x12G\n\x06\x43\x61ncel\x12\x1b.numba_cuzk.serve.v1.JobRef\x1a .numba_cuzk.serve.v1.CancelReply\x12Q\n\tGetStatus\x12\".numba_cuzk.serve.v1.StatusRequest\x1a .numba_cuzk.serve.v1.StatusReply\x12H\n\nPreloadKey\x12\x1b.numba_cuzk.serve.v1.KeyRef\x1a\x1d.numba_cuzk.serve.v1.KeyReply\x12\x46\n\x08\x45victKey\x12\x1b.numba_cuzk.serve.v1.KeyRef\x1a\x1d.numba_cuzk.serve.v1.KeyReply\x12S\n\nGetMetrics\x12\".numba_cuzk.serve.v1.StatusRequest\x1a!.numba_cuzk.serve.v1.MetricsReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\rproving.proto\x12\x13numba_cuzk.serve.v1\"+\n\x06KeyRef\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x11\n\tzkey_path\x18\x02 \x01(\t\"\x8e\x01\n\x0cProveRequest\x12(\n\x03key\x18\x01 \x01(\x0b\x32\x1b.numba_cuzk.serve.v1.KeyRef\x12\x0f\n\x07witness\x18\x02 \x01(\x0c\x12/\n\x08priority\x18\x03 \x01(\x0e\x32\x1d.numba_cuzk.serve.v1.Priority\x12\x12\n\npartitions\x18\x04 \x03(\x0c\"9\n\x0ePartitionProof\x12\x12\n\nproof_json\x18\x01 \x01(\t\x12\x13\n\x0bpublic_json\x18\x02 \x01(\t\"\xb3\x01\n\nProveReply\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0e\n\x06key_id\x18\x02 \x01(\t\x12\x12\n\nproof_json\x18\x03 \x01(\t\x12\x13\n\x0bpublic_json\x18\x04 \x01(\t\x12\x11\n\tqueued_ms\x18\x05 \x01(\x01\x12\x10\n\x08prove_ms\x18\x06 \x01(\x01\x12\x37\n\npartitions\x18\x07 \x03(\x0b\x32#.numba_cuzk.serve.v1.PartitionProof\"-\n\x0bSubmitReply\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0e\n\x06key_id\x18\x02 \x01(\t\"+\n\x06JobRef\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x11\n\ttimeout_s\x18\x02 \x01(\x01\",\n\x0b\x43\x61ncelReply\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\"\x0f\n\rStatusRequest\"\x1b\n\x0bStatusReply\x12\x0c\n\x04json\x18\x01 \x01(\t\"R\n\x08KeyReply\x12\x0e\n\x06key_id\x18\x01 \x01(\t\x12\x0c\n\x04tier\x18\x02 \x01(\t\x12\x12\n\nhost_bytes\x18\x03 \x01(\x03\x12\x14\n\x0c\x64\x65vice_bytes\x18\x04 \x01(\x03\"\x1c\n\x0cMetricsReply\x12\x0c\n\x04text\x18\x01 \x01(\t*7\n\x08Priority\x12\n\n\x06NORMAL\x10\x00\x12\x0c\n\x08\x43RITICAL\x10\x01\x12\x08\n\x04HIGH\x10\x02\x12\x07\n\x03LOW\x10\x03\x32\xf8\x04\n\x06Prover\x12K\n\x05Prove\x12!.numba_cuzk.serve.v1.ProveRequest\x1a\x1f.numba_cuzk.serve.v1.ProveReply\x12R\n\x0bSubmitProof\x12!.numba_cuzk.serve.v1.ProveRequest\x1a .numba_cuzk.serve.v1.SubmitReply\x12J\n\nAwaitProof\x12\x1b.numba_cuzk.serve.v1.JobRef\x1a\x1f.numba_cuzk.serve.v1.ProveReply\x12G\n\x06\x43\x61ncel\x12\x1b.numba_cuzk.serve.v1.JobRef\x1a .numba_cuzk.serve.v1.CancelReply\x12Q\n\tGetStatus\x12\".numba_cuzk.serve.v1.StatusRequest\x1a .numba_cuzk.serve.v1.StatusReply\x12H\n\nPreloadKey\x12\x1b.numba_cuzk.serve.v1.KeyRef\x1a\x1d.numba_cuzk.serve.v1.KeyReply\x12\x46\n\x08\x45victKey\x12\x1b.numba_cuzk.serve.v1.KeyRef\x1a\x1d.numba_cuzk.serve.v1.KeyReply\x12S\n\nGetMetrics\x12\".numba_cuzk.serve.v1.StatusRequest\x1a!.numba_cuzk.serve.v1.MetricsReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'proving_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PRIORITY']._serialized_start=629
-  _globals['_PRIORITY']._serialized_end=684
+  _globals['_PRIORITY']._serialized_start=767
+  _globals['_PRIORITY']._serialized_end=822
   _globals['_KEYREF']._serialized_start=38
   _globals['_KEYREF']._serialized_end=81
-  _globals['_PROVEREQUEST']._serialized_start=83
-  _globals['_PROVEREQUEST']._serialized_end=205
-  _globals['_PROVEREPLY']._serialized_start=207
-  _globals['_PROVEREPLY']._serialized_end=329
-  _globals['_SUBMITREPLY']._serialized_start=331
-  _globals['_SUBMITREPLY']._serialized_end=376
-  _globals['_JOBREF']._serialized_start=378
-  _globals['_JOBREF']._serialized_end=421
-  _globals['_CANCELREPLY']._serialized_start=423
-  _globals['_CANCELREPLY']._serialized_end=467
-  _globals['_STATUSREQUEST']._serialized_start=469
-  _globals['_STATUSREQUEST']._serialized_end=484
-  _globals['_STATUSREPLY']._serialized_start=486
-  _globals['_STATUSREPLY']._serialized_end=513
-  _globals['_KEYREPLY']._serialized_start=515
-  _globals['_KEYREPLY']._serialized_end=597
-  _globals['_METRICSREPLY']._serialized_start=599
-  _globals['_METRICSREPLY']._serialized_end=627
-  _globals['_PROVER']._serialized_start=687
-  _globals['_PROVER']._serialized_end=1319
+  _globals['_PROVEREQUEST']._serialized_start=84
+  _globals['_PROVEREQUEST']._serialized_end=226
+  _globals['_PARTITIONPROOF']._serialized_start=228
+  _globals['_PARTITIONPROOF']._serialized_end=285
+  _globals['_PROVEREPLY']._serialized_start=288
+  _globals['_PROVEREPLY']._serialized_end=467
+  _globals['_SUBMITREPLY']._serialized_start=469
+  _globals['_SUBMITREPLY']._serialized_end=514
+  _globals['_JOBREF']._serialized_start=516
+  _globals['_JOBREF']._serialized_end=559
+  _globals['_CANCELREPLY']._serialized_start=561
+  _globals['_CANCELREPLY']._serialized_end=605
+  _globals['_STATUSREQUEST']._serialized_start=607
+  _globals['_STATUSREQUEST']._serialized_end=622
+  _globals['_STATUSREPLY']._serialized_start=624
+  _globals['_STATUSREPLY']._serialized_end=651
+  _globals['_KEYREPLY']._serialized_start=653
+  _globals['_KEYREPLY']._serialized_end=735
+  _globals['_METRICSREPLY']._serialized_start=737
+  _globals['_METRICSREPLY']._serialized_end=765
+  _globals['_PROVER']._serialized_start=825
+  _globals['_PROVER']._serialized_end=1457
 # @@protoc_insertion_point(module_scope)

@@ -134,16 +134,28 @@ class ProverService(proving_pb2_grpc.ProverServicer):
     def _queue(self, request, retain: bool) -> ServedJob:
         if request.priority not in PRIORITY_NAMES:
             raise ValueError(f"priority {request.priority}: not one of {sorted(PRIORITY_NAMES)}")
+        if request.partitions and request.witness:
+            raise ValueError("give witness or partitions, not both")
         entry = self._key(request.key)
         n_vars = self.d.n_vars(entry)
-        witness = witness_from_bytes(request.witness, n_vars, self.d.spool)
+        if request.partitions:
+            witnesses = []
+            for index, data in enumerate(request.partitions):
+                try:
+                    witnesses.append(witness_from_bytes(data, n_vars, self.d.spool))
+                except ValueError as exc:
+                    raise ValueError(f"partition {index}: {exc}") from None
+        else:
+            witnesses = [witness_from_bytes(request.witness, n_vars, self.d.spool)]
         self.d.keys.acquire(entry)
-        return self.d.scheduler.submit(entry, witness, PRIORITY_NAMES[request.priority], retain)
+        return self.d.scheduler.submit(entry, witnesses, PRIORITY_NAMES[request.priority], retain)
 
     def _reply(self, job: ServedJob, answer: Answer) -> proving_pb2.ProveReply:
         return proving_pb2.ProveReply(job_id=job.id, key_id=job.key.key_id, proof_json=answer.proof_json,
                                       public_json=answer.public_json, queued_ms=answer.queued_ms,
-                                      prove_ms=answer.prove_ms)
+                                      prove_ms=answer.prove_ms, partitions=[
+                                          proving_pb2.PartitionProof(proof_json=p, public_json=q)
+                                          for p, q in answer.texts])
 
     @_handled
     def Prove(self, request, context):

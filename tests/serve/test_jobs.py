@@ -57,7 +57,7 @@ def queue(monkeypatch):
 
     def submit(priority: str, witness=None):
         keys.held += 1
-        return scheduler.submit(Entry(), np.zeros((8, 4), np.uint32) if witness is None else witness, priority,
+        return scheduler.submit(Entry(), [np.zeros((8, 4), np.uint32) if witness is None else witness], priority,
                                 retain=True)
     return scheduler, engine, keys, submit, ended
 

@@ -198,3 +198,20 @@ def test_memory_stays_flat_over_hundreds_of_proofs(daemon, zkey, tmp_path):
     assert after["proofs"] - before["proofs"] == PROOFS
     assert grown < 16 << 20, f"RSS grew {grown / 2**20:.1f} MiB over {PROOFS} proofs"
     assert after["jobs"] == []
+
+
+def test_a_partitioned_job(daemon, zkey, tmp_path):
+    parts = [wtns_bytes(witness_array(seed), tmp_path, f"p{seed}.wtns") for seed in (3, 4, 5)]
+    with daemon.client(timeout_s=TIMEOUT_S) as client:
+        reply = client.prove(parts, zkey=zkey)
+        with pytest.raises(ServeError) as refused:
+            client.prove([parts[0], b"garbage!" * 8], zkey=zkey)
+        with pytest.raises(ServeError) as failed:
+            client.prove([parts[0], _foreign(tmp_path), parts[2]], zkey=zkey)
+    assert len(reply.partitions) == 3 and reply.partitions[0].proof_json == reply.proof_json
+    for k, part in enumerate(reply.partitions):
+        assert verified(part, zkey, tmp_path), k
+    assert len({p.public_json for p in reply.partitions}) == 3
+    assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT and "partition 1: witness" in refused.value.details
+    assert failed.value.code == grpc.StatusCode.INVALID_ARGUMENT and "partition 1: the witness does not prove" in \
+        failed.value.details
