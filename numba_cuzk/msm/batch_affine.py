@@ -24,6 +24,7 @@ xyzz_set_identity, xyzz_is_identity, add_mixed, add, dbl).
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import prange
 
 from numba_cuzk.field.target import local_u32
