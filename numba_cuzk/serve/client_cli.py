@@ -78,7 +78,7 @@ def main(argv: list[str]) -> int:
 
 
 def _prove(client, args) -> int:
-    from numba_cuzk.fileio import atomic_write, check_readable, check_writable
+    from numba_cuzk.fileio import atomic_files, check_readable, check_writable
 
     check_readable(args.zkey, "zkey")
     check_readable(args.witness, "witness")
@@ -87,9 +87,9 @@ def _prove(client, args) -> int:
     with open(args.witness, "rb") as f:
         witness = f.read()
     reply = client.prove(witness, zkey=args.zkey, key_id=args.key_id, priority=args.priority)
-    for path, text in ((args.public, reply.public_json), (args.proof, reply.proof_json)):  # proof last, as prove
-        with atomic_write(path, "w") as f:
-            f.write(text)
+    with atomic_files([args.public, args.proof], "w") as (public_file, proof_file):  # both or neither, as prove
+        public_file.write(reply.public_json)
+        proof_file.write(reply.proof_json)
     if args.json:
         print(json.dumps({"proof": args.proof, "public": args.public, "job": reply.job_id, "key": reply.key_id,
                           "queued_ms": round(reply.queued_ms, 3), "prove_ms": round(reply.prove_ms, 3)}))

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from numba_cuzk.engine import Engine, Job, JobFailed
-from numba_cuzk.groth16.formats import write_proof_json, write_public_json
+from numba_cuzk.groth16.formats import write_proof_pair
 from numba_cuzk.serve.keys import KeyEntry, KeyStore
 from numba_cuzk.serve.protocol import PRIORITIES
 
@@ -76,11 +76,11 @@ class ServedJob:
 
 
 def snarkjs_texts(proof, public: list[int]) -> tuple[str, str]:
-    """proof.json and public.json as `numba-cuzk prove` writes them (the same writers)."""
+    """proof.json and public.json as `numba-cuzk prove` writes them (the same writer: the
+    pair, proof.json carrying public.json's digest)."""
     with tempfile.TemporaryDirectory(prefix="numba-cuzk-serve-") as tmp:
         proof_path, public_path = Path(tmp) / "proof.json", Path(tmp) / "public.json"
-        write_proof_json(proof_path, proof)
-        write_public_json(public_path, public)
+        write_proof_pair(proof_path, public_path, proof, public)
         return proof_path.read_text(), public_path.read_text()
 
 

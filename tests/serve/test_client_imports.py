@@ -1,7 +1,6 @@
 """A client process stays light: `numba-cuzk prove --server` and `status` (numba_cuzk.launch
--> serve.client_cli -> serve.client) load no numba, numpy, typer or rich. Needs a package
-root that imports nothing (the one-shot work's numba_cuzk/__init__.py); while the root
-still runs _compat, the test is an expected failure (strict: it must fail then)."""
+-> serve.client_cli -> serve.client) load no numba, numpy, typer or rich (tests/test_imports.py
+checks numba alone, module by module)."""
 
 from __future__ import annotations
 
@@ -10,21 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-import numba_cuzk
-
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("numba", "numpy", "typer", "rich", "llvmlite")
-ROOT_IS_HEAVY = "_compat" in Path(numba_cuzk.__file__).read_text()
 
 
-@pytest.mark.xfail(ROOT_IS_HEAVY, strict=True, reason="the package root still imports numba (_compat)")
 def test_the_client_path_loads_no_heavy_module():
     code = ("import json, sys\nimport numba_cuzk.launch, numba_cuzk.serve.client_cli, numba_cuzk.serve.client\n"
             "from numba_cuzk.serve.client_cli import wants_client\n"
             "assert wants_client(['prove', '--zkey', 'z', '--server', 'unix:/x']) and wants_client(['status'])\n"
-            "from numba_cuzk.fileio import atomic_write, check_readable, check_writable\n"
+            "from numba_cuzk.fileio import atomic_files, check_readable, check_writable\n"
             "print(json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 0, done.stderr
