@@ -412,10 +412,21 @@ def prove(
     recheck: bool = typer.Option(False, "--recheck", help="Check the zkey's points even if this machine checked "
                                                           "the same bytes before (a record in the user's cache)."),
     as_json: bool = typer.Option(False, "--json", help="Print the times as JSON."),
+    server: str | None = typer.Option(None, "--server", help="Prove on the daemon at this address (unix:PATH or "
+                                      "HOST:PORT; `numba-cuzk serve`) instead of in this process."),
+    token_file: str | None = typer.Option(None, "--token-file", help="With --server: the daemon's token."),
+    priority: str = typer.Option("normal", "--priority", help="With --server: critical, high, normal or low."),
 ) -> None:
     """Prove a witness (.wtns) with a zkey; write proof.json and public.json as snarkjs does.
 
-    Prints the time of each step and of the prover's phases."""
+    Prints the time of each step and of the prover's phases. With --server, the daemon
+    proves (the key stays resident there) and this process only sends and writes."""
+    if server is not None:
+        from numba_cuzk.serve import client_cli
+
+        argv = ["prove", "--server", server, "--zkey", zkey, "--witness", witness, "--proof", proof, "--public",
+                public, "--priority", priority] + ["--token-file", token_file] * bool(token_file) + ["--json"] * as_json
+        raise typer.Exit(client_cli.main(argv))
     from numba_cuzk.groth16.files import prove_files
 
     _compile_first(cpu)
@@ -461,6 +472,61 @@ def verify(
         console.print("[green]valid[/green]" if valid else "[red]invalid[/red]: the proof does not verify")
     if not valid:
         raise typer.Exit(1)
+
+
+# --- The proving daemon: keys resident, proofs over gRPC (numba_cuzk.serve) -----------
+
+
+@app.command()
+def serve(
+    listen: str | None = typer.Option(None, "--listen", help="unix:PATH (default: the user's runtime directory) or "
+                                      "HOST:PORT; a non-loopback address needs --token-file."),
+    preload: list[str] = typer.Option([], "--preload", help="Load, check and make hot this zkey before accepting "
+                                      "calls (repeatable)."),
+    token_file: str | None = typer.Option(None, "--token-file", help="Every call must carry the token in this file."),
+    metrics_port: int | None = typer.Option(None, "--metrics-port", min=1, max=65535,
+                                            help="Also serve Prometheus metrics over HTTP on this port."),
+    max_running: int = typer.Option(2, "--max-running", min=1, help="Jobs in the engine at once (the rest queue "
+                                                                    "by priority)."),
+    timeline_file: str | None = typer.Option(None, "--timeline", help="Write the timeline here (default: beside "
+                                             "the socket); `numba-cuzk timeline` reads it while it grows."),
+    host_budget_gb: float | None = typer.Option(None, "--host-budget-gb", help="Host memory for resident keys "
+                                                "(default: a quarter of physical memory)."),
+    cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
+) -> None:
+    """Run the proving daemon in the foreground (gRPC): proving keys stay resident, clients
+    prove with `numba-cuzk prove --server` or numba_cuzk.serve.client.ProverClient.
+    SIGTERM or Ctrl-C drains: running jobs finish, queued ones are answered UNAVAILABLE."""
+    from numba_cuzk.serve.server import ServeConfig
+    from numba_cuzk.serve.server import serve as run_daemon
+
+    for path in preload:
+        from numba_cuzk.fileio import check_readable
+
+        check_readable(path, "zkey")
+    if timeline_file:
+        check_writable(timeline_file)
+    _compile_first(cpu)
+    config = ServeConfig(listen=listen, preload=tuple(preload), token_file=token_file, metrics_port=metrics_port,
+                         cpu=cpu, max_running=max_running, timeline=timeline_file,
+                         host_budget_bytes=None if host_budget_gb is None else int(host_budget_gb * 1e9))
+    refused = run_daemon(config, ready=lambda line: print(line, flush=True))
+    typer.echo(f"stopped{f': {refused} queued jobs answered unavailable' if refused else ''}", err=True)
+
+
+@app.command()
+def status(
+    server: str | None = typer.Option(None, "--server", help="The daemon (default: $NUMBA_CUZK_SERVER or the "
+                                      "user's socket)."),
+    token_file: str | None = typer.Option(None, "--token-file", help="The daemon's token."),
+    as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+) -> None:
+    """The daemon's status: queues, jobs, keys and their tiers, devices. Exit 0 while it
+    answers, 2 when it does not."""
+    from numba_cuzk.serve import client_cli
+
+    argv = ["status"] + ["--server", server] * bool(server) + ["--token-file", token_file] * bool(token_file)
+    raise typer.Exit(client_cli.main(argv + ["--json"] * as_json))
 
 
 # --- The proving engine: jobs of partitions, CPU synthesis overlapped with the GPUs -----

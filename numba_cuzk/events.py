@@ -47,6 +47,8 @@ cupti_clock          instant  offsets_ns error_ns bound_ns markers_fit          
 cupti_unavailable    instant  error                                                    no kernel trace: why
 counters             interval device source metrics                    clock_error_us  hardware counters, one period
 counters_unavailable instant  error                                    source          no counters: why
+key_tier             instant  key tier                                 from_tier bytes a daemon's key moved tier
+served               interval job key priority outcome                                 a daemon's job: arrival..answer
 ==================== ======== ======================================== =============== =============================
 
 What the intervals cover, and the other fields:
@@ -96,6 +98,11 @@ What the intervals cover, and the other fields:
   does not report is absent); ``clock_error_us`` bounds the ends' placement on the host clock.
 - ``counters_unavailable``: ``error`` says why no counters could be read (``source``, the
   one tried); the run went on without them.
+- ``key_tier`` (numba_cuzk.serve): proving key ``key`` (its content hash) moved to ``tier``
+  "hot" (resident on a device), "warm" (host memory) or "cold" (on disk only), from
+  ``from_tier``; ``bytes`` its host bytes.
+- ``served`` (numba_cuzk.serve): a daemon's job from its arrival to its answer; ``outcome``
+  "proved", "failed", "cancelled" or "refused" (the daemon shut down before it started).
 """
 
 from __future__ import annotations
@@ -153,6 +160,8 @@ EVENTS: dict[str, EventSpec] = {
     "cupti_unavailable": EventSpec(INSTANT, ("error",)),
     "counters": EventSpec(INTERVAL, ("device", "source", "metrics"), ("clock_error_us",)),
     "counters_unavailable": EventSpec(INSTANT, ("error",), ("source",)),
+    "key_tier": EventSpec(INSTANT, ("key", "tier"), ("from_tier", "bytes")),
+    "served": EventSpec(INTERVAL, ("job", "key", "priority", "outcome")),
 }
 
 

@@ -28,7 +28,10 @@ LIGHT_IMPORTS = {
     "numba_cuzk.engine": [],
     "numba_cuzk.engine.config": ["EngineConfig"],
     "numba_cuzk.cli": ["app"],
-    "numba_cuzk.serve.client": [],  # the daemon's client, where it exists
+    "numba_cuzk.serve.client": ["ProverClient"],  # the daemon's client
+    "numba_cuzk.serve.client_cli": ["main", "wants_client"],
+    "numba_cuzk.serve.protocol": ["parse_address"],
+    "numba_cuzk.launch": ["main"],  # the entry point, before it hands a command to the CLI
 }
 # modules only the GPU backend, setup or the engine use: the CPU prove path loads none
 NOT_ON_THE_CPU_PROVE_PATH = ("numba_cuzk.groth16.setup", "numba_cuzk.curve.fixed_base", "numba_cuzk.engine.engine",

@@ -1,9 +1,12 @@
-"""Imports go one way: field <- curve <- msm, field <- ntt, all <- groth16 <- circuits <- engine.
+"""Imports go one way: field <- curve <- msm, field <- ntt, all <- groth16 <- circuits <- engine
+<- cluster <- serve.
 
 ``timeline`` only reads the engine's events: it imports neither numba.cuda nor any compute
 package, so timelines can be drawn on a machine without CUDA. ``events`` (the timeline's
 schema and writer, shared by engine and timeline) imports no numba at all. Only cli.py
-imports everything. Read with ``ast`` (nothing is imported). Every package and module named
+imports everything (and launch.py, the entry point, imports cli and serve's client). Only
+cli and launch import serve; serve's client side (``SERVE_CLIENT``) imports no engine, no
+numba and no compute package, so a client process starts light. Read with ``ast`` (nothing is imported). Every package and module named
 in the rules must exist, and every package must be named in them, so that a renamed
 package fails here instead of escaping the check.
 """
@@ -27,7 +30,12 @@ ALLOWED = {
     "circuits": {"field", "curve", "ntt", "msm", "groth16"},
     "engine": {"field", "curve", "ntt", "msm", "groth16", "circuits"},
     "timeline": set(),
+    "serve": {"field", "curve", "ntt", "msm", "groth16", "circuits", "engine", "timeline"},  # and cluster
 }
+# serve's modules that a client imports: only each other and fileio, nothing of numba or numpy
+SERVE_CLIENT = {f"numba_cuzk.serve.{m}" for m in ("__init__", "protocol", "client", "client_cli", "proving_pb2",
+                                                  "proving_pb2_grpc")}
+CLIENT_MAY_IMPORT = {"numba_cuzk", "numba_cuzk.fileio", "numba_cuzk.serve"}
 LAYERS = set(ALLOWED)
 BASE = {"__init__", "_compat", "backend", "cuda_graph", "events", "fileio", "kernel_cache"}  # top-level modules below every layer
 NEEDS_CUDA = (LAYERS - {"timeline"}) | {"backend", "cuda_graph"}  # what timeline must not import
@@ -60,9 +68,15 @@ def imported_modules(source: str, module: str) -> set[str]:
 def violations(module: str, imports: set[str]) -> list[str]:
     """Why ``module`` (e.g. "numba_cuzk.curve.jacobian") breaks the layering, if it does."""
     own = module.split(".")[1]
-    if own == "cli":
+    if own in ("cli", "launch"):
         return []
     problems = []
+    if module in SERVE_CLIENT:
+        problems += [f"{module} imports {name}: serve's client side must stay light" for name in sorted(imports)
+                     if name.split(".")[0] in ("numba", "numpy", "llvmlite") or (
+                         name.startswith("numba_cuzk") and name not in CLIENT_MAY_IMPORT
+                         and not name.startswith(("numba_cuzk.serve.", "numba_cuzk.fileio.")))
+                     or name in {f"numba_cuzk.serve.{m}" for m in ("server", "keys", "jobs", "metrics")}]
     for name in sorted(imports):
         target = name.split(".")
         if own == "timeline" and (name == CUDA_MODULE or name.startswith(CUDA_MODULE + ".")):
@@ -72,8 +86,10 @@ def violations(module: str, imports: set[str]) -> list[str]:
         if target[0] != "numba_cuzk" or len(target) == 1 or target[1] == own:
             continue  # third party, the package root (it runs _compat only), or its own package
         other = target[1]
-        if other == "cli":
+        if other in ("cli", "launch"):
             problems.append(f"{module} imports {name}: only the CLI imports the CLI")
+        elif other == "serve" and own != "serve":
+            problems.append(f"{module} imports {name}: only the CLI imports serve")
         elif own in BASE and other in LAYERS:
             problems.append(f"{module} imports {name}: {own} sits below every package")
         elif own == "timeline" and other in NEEDS_CUDA:
@@ -137,6 +153,13 @@ def test_imports_follow_layers(package):
         ("numba_cuzk.__init__", "from . import engine", True),
         ("numba_cuzk.groth16.prover", "from numba_cuzk.cli import app", True),
         ("numba_cuzk.cli", "from numba_cuzk.engine import run\nfrom numba import cuda", False),
+        ("numba_cuzk.serve.server", "from numba_cuzk.engine import Engine", False),
+        ("numba_cuzk.serve.client", "from numba_cuzk.engine import Engine", True),
+        ("numba_cuzk.serve.client", "import numpy as np", True),
+        ("numba_cuzk.serve.client_cli", "from numba_cuzk.serve.server import serve", True),
+        ("numba_cuzk.serve.client_cli", "from numba_cuzk.serve import protocol\nfrom numba_cuzk.fileio import x", False),
+        ("numba_cuzk.engine.engine", "from numba_cuzk.serve import client", True),
+        ("numba_cuzk.launch", "from numba_cuzk.serve.client_cli import main\nfrom numba_cuzk.cli import app", False),
     ],
 )
 def test_checker_catches_violations(module, source, bad):

@@ -1,5 +1,5 @@
 """numba_cuzk.cluster sits above the engine: it imports the engine, groth16, timeline, fileio,
-events and backend, and only cli.py imports it (the checker of tests/test_layering.py,
+events and backend, and only cli.py (and serve, above it) imports it (the checker of tests/test_layering.py,
 extended to the package)."""
 
 from __future__ import annotations
@@ -24,5 +24,11 @@ def test_cluster_imports_only_lower_layers():
 
 def test_only_the_cli_imports_cluster():
     problems = [m for m, p in package_modules()
-                if m.split(".")[1] not in ("cluster", "cli") and "cluster" in _packages(m, p)]
+                if m.split(".")[1] not in ("cluster", "cli", "serve") and "cluster" in _packages(m, p)]
+    assert not problems, problems
+
+
+def test_only_the_cli_and_its_entry_point_import_serve():
+    problems = [m for m, p in package_modules()
+                if m.split(".")[1] not in ("serve", "cli", "launch") and "serve" in _packages(m, p)]
     assert not problems, problems
