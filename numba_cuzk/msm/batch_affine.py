@@ -18,7 +18,10 @@ of 2L contiguous limbs (x, y), Montgomery form.
 Templates (``kernel_cache.specialize`` binds, per curve: L, A = 2L, the field functions
 f_mul, f_sqr, f_add, f_sub, f_dbl, f_inv (curve/target.field_call), f_copy, f_set_one,
 f_is_zero, f_eq, X = 4L and the point functions aff_neg, aff_is_identity, aff_set_identity,
-xyzz_set_identity, xyzz_is_identity, add_mixed, add, dbl).
+xyzz_set_identity, xyzz_is_identity, add_mixed, add, dbl), declared below as placeholders.
+Each template is specialized once per curve as ``<name>_g1_cpu`` and ``<name>_g2_cpu``
+(msm/cpu.py's _kernels): bucket_shares_g1_cpu is the CPU kernel, the others its helpers,
+bound under their own names so that the templates' calls reach the curve's instance.
 """
 
 from __future__ import annotations
@@ -27,6 +30,14 @@ import numpy as np
 from numba import prange
 
 from numba_cuzk.field.target import local_u32
+
+# Bound per curve by kernel_cache.specialize (msm/cpu.py's _kernels); these placeholders
+# are never compiled.
+L = A = X = 0  # uint32 limbs of one coordinate (12 for G1, 24 for G2), an affine point (2L), an XYZZ point (4L)
+f_mul = f_sqr = f_add = f_sub = f_dbl = f_inv = None  # field operations (curve/target.field_call)
+f_copy = f_set_one = f_is_zero = f_eq = None  # field helpers (field_ops(curve))
+aff_neg = aff_is_identity = aff_set_identity = None  # affine point functions (PointOps)
+xyzz_set_identity = xyzz_is_identity = add_mixed = add = dbl = None  # XYZZ point functions (PointOps)
 
 
 def pair_denominator(out, p, q):

@@ -187,12 +187,24 @@ def scatter(scalars, montgomery, c, first, stop, kinds, offsets, cursors, entrie
                 entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
 
 
-# accumulate and reduce, the point kernels, exist once per curve (accumulate_g1, reduce_g2,
-# ...): the templates below with their free names (the curve's point formulas load, store,
-# xyzz_neg, xyzz_set_identity, add_mixed, add_unless_equal, dbl; X and A, the limbs of an
-# XYZZ and an affine point per thread; LANES, threads per point; base_in_memory) bound by
-# kernel_cache.specialize. On the GPU G2's are over point_ops(G2, pair=True), a lane pair
-# per point (field/fq2_pair.py), so each item is LANES threads of the grid.
+# accumulate and reduce, the point kernels, exist once per curve: accumulate_g1,
+# accumulate_g2, reduce_g1, reduce_g2 (POINT_KERNELS, built by _point_kernels below). The
+# templates read the names declared here, which kernel_cache.specialize binds per instance
+# to the curve's values (a copy of this module's globals with the bindings on top): the
+# values below are placeholders that no kernel is compiled with. On the GPU G2's are over
+# point_ops(G2, pair=True), a lane pair per point (field/fq2_pair.py), so each item is
+# LANES threads of the grid.
+X = 0  # uint32 limbs of one XYZZ point per thread: 4 L (L = 12 for G1 and G2's lane pairs)
+A = 0  # uint32 limbs of one affine point per thread: 2 L
+LANES = 1  # threads per point: 1 (G1), 2 (G2's lane pair)
+base_in_memory = True  # the affine bases are read in place (G1), or loaded into registers ahead
+load = None  # PointOps.load(out, arr, i, coords): one point (a lane's half) of a bulk array
+store = None  # PointOps.store(arr, i, p, coords)
+xyzz_neg = None  # PointOps.xyzz_neg(out, p)
+xyzz_set_identity = None  # PointOps.xyzz_set_identity(out)
+add_mixed = None  # PointOps.xyzz_add_mixed(out, p, q): XYZZ p + affine q, madd-2008-s
+add_unless_equal = None  # PointOps.xyzz_add_unless_equal(out, p, q) -> False where p == q
+dbl = None  # PointOps.xyzz_dbl(out, p), dbl-2008-s-1
 #
 # Few call sites of point formulas: NVVM inlines the whole formula (with its doubling
 # branch) at every site, and a G2 site costs ~20 s of compilation. So reduce runs its
@@ -214,7 +226,7 @@ def entry(entries, kinds, w, s):
 
 
 def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points):
-    """Item g < ones0 = windows * max_chunks: run r of window w (g = w * max_chunks + r),
+    """Template of accumulate_g1 and accumulate_g2 (_point_kernels). Item g < ones0 = windows * max_chunks: run r of window w (g = w * max_chunks + r),
     its entries [r chunk, (r + 1) chunk) in bucket order; the partial sum of each bucket
     they hold -> points[:, w * max_chunks + k], consecutive k from the run's first,
     chunk_offsets[w, b] + the run's rank among the runs of b, its first entry's bucket
@@ -289,7 +301,8 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
 
 def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, first, count, per,
            dst, out):
-    """Three modes, as a grid-stride loop over items.
+    """Template of reduce_g1 and reduce_g2 (_point_kernels): three modes, as a grid-stride
+    loop over items.
 
     segments < 0 (combine, stride s = src): item g = (w, j) of windows x max_chunks,
     chunk j of bucket b = chunk_buckets[w, j] at position t = j - chunk_offsets[w, b]:
@@ -417,13 +430,10 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
             store(out, item, a, 4)
 
 
-# accumulate_g1 in <= 170 registers: 3 blocks of 128 per SM, its warps the latency
-# hiding the additions' carry chains need (ncu: fixed-latency stalls); unbounded, ptxas
-# took 186 (2 blocks) once add and sub became carry chains. The simulator rejects
-# launch_bounds.
-_POINT_OPTIONS = {(name, suffix): {} for name in ("accumulate", "reduce") for suffix in ("g1", "g2")}
-if not SIMULATOR:
-    _POINT_OPTIONS["accumulate", "g1"] = {}
+# No launch bounds: accumulate_g1 wants <= 170 registers (3 blocks of 128 per SM, the
+# warps that hide the additions' carry chains; ncu showed fixed-latency stalls), and
+# ptxas (sm_90) now allocates 168 unbounded (bench.sass --local). Check that count after
+# an edit of the formulas; the simulator rejects launch_bounds.
 
 
 def _point_kernels(curve: CurveParams) -> dict:
@@ -440,7 +450,7 @@ def _point_kernels(curve: CurveParams) -> dict:
         add_unless_equal=P.xyzz_add_unless_equal, dbl=P.xyzz_dbl, base_in_memory=curve.degree == 1,
     )
     suffix = curve.name.lower()
-    kernels = {name: gpu_kernel(specialize(template, f"{name}_{suffix}", **bindings), **_POINT_OPTIONS[name, suffix])
+    kernels = {name: gpu_kernel(specialize(template, f"{name}_{suffix}", **bindings))
                for name, template in (("accumulate", accumulate), ("reduce", reduce))}
     return {**kernels, "lanes": P.lanes}
 
