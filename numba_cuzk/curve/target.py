@@ -75,7 +75,7 @@ def _symbol(fn: Callable, limbs: int) -> str:
 
 # The cfunc templates _body2 and _body3 read ``op`` and ``shape``, bound per instance by
 # kernel_cache.specialize (field_call): one instance per field operation and limb count,
-# named by _symbol (e.g. numba_cuzk_field_mont_montgomery__locals__mul_12). These
+# named by _symbol (module, qualname and limb count, e.g. ..._locals__mul_12). These
 # placeholders are never compiled.
 op = None  # the field operation op(out, a[, b])
 shape = (0,)  # (limbs,): the arrays' extent

@@ -3,8 +3,7 @@
 Why: an XYZZ mixed addition costs 8M + 2S. An affine addition is
 lambda = (y2 - y1) / (x2 - x1), x3 = lambda^2 - x1 - x2, y3 = lambda (x1 - x3) - y1:
 2M + 1S and one inversion, and Montgomery's trick shares one inversion among a batch
-of independent additions for 3M each: 5M + 1S per addition (G1 measured in
-bench/NOTES.md). Additions of one batch must not depend on each other, so each bucket's
+of independent additions for 3M each: 5M + 1S per addition. Additions of one batch must not depend on each other, so each bucket's
 points are first sorted together (counting sort by bucket) and then summed as a tree:
 each round adds pairs (0, 1), (2, 3), ... of every bucket at once, halving every
 bucket's count, until each bucket holds one point (log2 of the largest bucket rounds;

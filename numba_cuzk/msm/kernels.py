@@ -52,8 +52,7 @@ SIM_BLOCKS = 2  # grid of the grid-stride kernels in the simulator (the GPU cove
 SCAN_THREADS = 1 if SIMULATOR else 256
 # Buckets per reduce thread: a window of B buckets gets B / SEGMENT_BUCKETS threads (2^20:
 # 1024 per window, 16384 in all), each ~2 * 32 additions in a row plus ~1.5 c for its
-# offset multiple. 32 from the H200 sweep at commit 619bef8 (bench/results/msm-2026-11-30):
-# against 64, G2 2^16 15.9 / 19.3 ms, 2^20 113.2 / 118.7; G1 2^16 3.7 / 4.6, 2^20 17.6 /
+# offset multiple. 32 from a sweep on the H200 (bench/msm.py --sweep): against 64, G2 2^16 15.9 / 19.3 ms, 2^20 113.2 / 118.7; G1 2^16 3.7 / 4.6, 2^20 17.6 /
 # 18.7, 2^24 228.9 / 226.7 (16 wins below 2^18 only, 128 only at 2^24, both by < 1 ms).
 # The simulator runs one segment per window.
 SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 32
@@ -226,8 +225,10 @@ def entry(entries, kinds, w, s):
 
 
 def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points):
-    """Template of accumulate_g1 and accumulate_g2 (_point_kernels). Item g < ones0 = windows * max_chunks: run r of window w (g = w * max_chunks + r),
-    its entries [r chunk, (r + 1) chunk) in bucket order; the partial sum of each bucket
+    """Template of accumulate_g1 and accumulate_g2 (_point_kernels).
+
+    Item g < ones0 = windows * max_chunks: run r of window w (g = w * max_chunks + r), its
+    entries [r chunk, (r + 1) chunk) in bucket order; the partial sum of each bucket
     they hold -> points[:, w * max_chunks + k], consecutive k from the run's first,
     chunk_offsets[w, b] + the run's rank among the runs of b, its first entry's bucket
     (each bucket the run ends holds its last partial sum, so the next bucket's first is
@@ -237,8 +238,8 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
     One loop over the run's entries, a partial sum stored where an entry carries LAST_BIT
     (and at the run's end): a warp's threads add in step, chunk additions each, and the
     loop keeps no bucket index. A loop per bucket inside a loop over the run's buckets
-    made every thread of a warp wait, at each bucket, for the longest one (bench/NOTES.md,
-    2026-12-02); the index cost 40 registers (G1 208 against 166)."""
+    made every thread of a warp wait, at each bucket, for the longest one; the index cost
+    40 registers (G1 208 against 166)."""
     acc = local_u32(X)
     base = local_u32(A)
     ahead = local_u32(A)
@@ -299,6 +300,28 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
                 xyzz_set_identity(acc)
 
 
+@cuda.jit(device=True)
+def _reduce_items(segments, windows, max_chunks, first_items, count_items):
+    """reduce's items in its mode: windows x segments, windows x max_chunks (combine), or
+    the level's groups."""
+    if segments > 0:
+        return windows * segments
+    if segments < 0:
+        return windows * max_chunks
+    return first_items + (windows - 1) * count_items
+
+
+@cuda.jit(device=True)
+def _segment_item(item, segments, buckets, tmp0, seg0):
+    """Segment mode's item (w, t): (w, lo, ACC's slot, TOT's, Y's, its top bucket, its
+    result's slot)."""
+    w = item // segments
+    size = buckets // segments
+    lo = (item - w * segments) * size
+    acc = tmp0 + 3 * item
+    return w, lo, acc, acc + 1, acc + 2, lo + size - 1, seg0 + item
+
+
 def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, first, count, per,
            dst, out):
     """Template of reduce_g1 and reduce_g2 (_point_kernels): three modes, as a grid-stride
@@ -333,12 +356,7 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
     buckets = chunk_offsets.shape[1] - 1
     first_items = (first + per - 1) // per
     count_items = (count + per - 1) // per
-    if segments > 0:
-        items = windows * segments
-    elif segments < 0:
-        items = windows * max_chunks
-    else:
-        items = first_items + (windows - 1) * count_items
+    items = _reduce_items(segments, windows, max_chunks, first_items, count_items)
     for item in range(cuda.grid(1) // LANES, items, cuda.gridsize(1) // LANES):
         xyzz_set_identity(a)
         w = lo = acc = tot = y = bucket = j = k = stop = s1 = s2 = int64(0)
@@ -347,19 +365,12 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
         bit = int64(c) - 2  # lo < B = 2^(c-1)
         doubled = False
         if segments > 0:
-            w = item // segments
-            size = buckets // segments
-            lo = (item - w * segments) * size
-            acc = tmp0 + 3 * item
-            tot = acc + 1
-            y = acc + 2
+            w, lo, acc, tot, y, bucket, result = _segment_item(item, segments, buckets, tmp0, seg0)
             if phase == 0:
                 store(points, acc, a, 4)
                 store(points, tot, a, 4)
                 store(points, y, a, 4)
-            bucket = lo + size - 1
             j = int64(chunk_offsets[w, bucket])
-            result = seg0 + item
         elif segments < 0:
             w = item // max_chunks
             j = item - w * max_chunks
@@ -385,7 +396,7 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
                 stop = min(k + per, begin + count)
             result = dst + item
             store(points, result, a, 4)
-        while True:
+        while True:  # one operation target = s1 + s2 per round, at the one add and dbl site
             target = int64(-1)
             if segments > 0:
                 if phase == 0:  # ACC += bucket sum, then TOT += ACC; buckets downwards

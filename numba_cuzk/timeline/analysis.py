@@ -101,8 +101,8 @@ Key = tuple[str, int]  # (job, partition)
 @dataclass(frozen=True)
 class Peaks:
     """Peak field-product rates (G/s) that kernel efficiency is measured against. The
-    defaults are the H200's measured fr_mul and fq_mul (bench/results/field-2026-11-29.json,
-    commit 5f7ab60: 50.55 and 26.79 G/s)."""
+    defaults are the H200's measured fr_mul and fq_mul (bench/field.py): 50.55 and
+    26.79 G/s."""
 
     fr_mul_gps: float = 50.5
     fq_mul_gps: float = 26.8
