@@ -1,4 +1,4 @@
-"""Square roots, point decompression and subgroup membership, on the GPU and CPU.
+"""Square roots, the sign rule and subgroup membership, on the GPU and CPU.
 
 ``curve_checks(curve)`` builds device functions over points.py's formats (Montgomery
 limbs; see points.py):
@@ -19,9 +19,9 @@ limbs; see points.py):
   The identity is in the subgroup.
 - ``check_stored(p) -> status``: a key's point as stored (Montgomery, (0, 0) for
   infinity), checked on its curve and in the subgroup, left as it is.
-Decoding (decompression and the checks, with the flags and statuses declared here) is
-decode.py's ``point_decoder(curve)``.
-``pair_check_stored()``: G2's check_stored for points held by lane pairs (point_ops(G2,
+
+Decoding (decompression and these checks, with the flags and statuses declared here) is
+decode.py's ``point_decoder(curve)``. ``pair_check_stored()``: G2's check_stored for points held by lane pairs (point_ops(G2,
 pair=True)), which the check_g2 kernel runs.
 """
 
