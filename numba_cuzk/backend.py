@@ -6,8 +6,7 @@ Nothing here raises: a missing driver, a missing toolkit or a simulated GPU all 
 
 from __future__ import annotations
 
-import numba_cuzk  # noqa: F401  (runs numba_cuzk._compat before numba.cuda is imported)
-
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda
 
 

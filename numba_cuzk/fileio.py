@@ -20,9 +20,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
+import shutil
 import tempfile
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Iterator, Sequence
 
 PathLike = str | os.PathLike
 _UMASK = os.umask(0o022)
@@ -93,6 +95,80 @@ def atomic_write(path: PathLike, mode: str = "wb", *, replace: bool = True) -> I
         if exc.filename is None:
             raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(path)) from exc
         raise
+
+
+@contextlib.contextmanager
+def atomic_files(paths: Sequence[PathLike], mode: str = "wb") -> Iterator[list[IO]]:
+    """File objects whose contents replace ``paths`` together, or none of them: each is
+    written to a temporary beside its target; when the ``with`` body ends without an
+    exception all are fsynced, and only then renamed, in the order given (the last path
+    is renamed last). If the body, an fsync or a rename fails, every target that was
+    already replaced gets its previous file back (kept as a hard link until all are
+    renamed), so a refused or failed write changes none. A process killed between two
+    renames cannot be undone: the caller makes the pair checkable (proof.json carries
+    public.json's digest: jsonfiles.write_proof_pair)."""
+    targets: list[AtomicFile] = []
+    try:
+        for path in paths:
+            targets.append(AtomicFile(path, mode))
+        yield [t.file for t in targets]
+        for t in targets:
+            t.file.flush()
+            os.fsync(t.file.fileno())
+            t.file.close()
+        _rename_all(targets)
+    except OSError as exc:
+        for t in targets:
+            t.abort()
+        if exc.filename is None and targets:
+            raise OSError(exc.errno, exc.strerror or str(exc), os.fspath(targets[-1].path)) from exc
+        raise
+    except BaseException:
+        for t in targets:
+            t.abort()
+        raise
+    for folder in {t.path.parent for t in targets}:
+        _fsync_folder(folder)
+
+
+def _rename_all(targets: list[AtomicFile]) -> None:
+    """Rename each temporary over its target, in order; on a failure, put back the targets
+    already replaced (from a link to, or a copy of, each previous file) and raise."""
+    backups: list[Path | None] = []
+    renamed = 0
+    try:
+        for t in targets:
+            backups.append(_keep_previous(t.path))
+            os.replace(t.temporary, t.path)
+            renamed += 1
+    except BaseException:
+        for t, backup in zip(targets[:renamed], backups):
+            if backup is None:
+                t.path.unlink(missing_ok=True)  # there was no file: there is none again
+            else:
+                os.replace(backup, t.path)
+        for backup in backups[renamed:]:
+            if backup is not None:
+                backup.unlink(missing_ok=True)
+        raise
+    for backup in backups:
+        if backup is not None:
+            backup.unlink(missing_ok=True)
+
+
+def _keep_previous(path: Path) -> Path | None:
+    """``path``'s current file under a hidden name beside it (a hard link; a copy where the
+    filesystem has none), or None if there is no file."""
+    if not path.exists():
+        return None
+    backup = path.with_name(f".{path.name}.{secrets.token_hex(6)}.old")
+    try:
+        os.link(path, backup)
+    except FileExistsError:
+        raise
+    except OSError:
+        shutil.copy2(path, backup)
+    return backup
 
 
 def _fsync_folder(folder: Path) -> None:

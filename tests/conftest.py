@@ -14,7 +14,7 @@ if not os.path.exists("/dev/nvidia0") and "NUMBA_ENABLE_CUDASIM" not in os.envir
 
 warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 
-import numba_cuzk  # noqa: E402,F401  (applies numba_cuzk/_compat.py first)
+from numba_cuzk import _compat  # noqa: E402,F401  (numba patched before any test imports it)
 from numba import config  # noqa: E402
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)

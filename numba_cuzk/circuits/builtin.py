@@ -29,7 +29,8 @@ from numba_cuzk.field.mont import fr_ops
 from numba_cuzk.field.params import FR
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
-from numba_cuzk.groth16.memory import KeyShape
+from numba_cuzk.groth16.shape import KeyShape
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba_cuzk.kernel_cache import cpu_kernel
 
 ONE_WIRE = 0

@@ -32,6 +32,7 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import int64, uint32, uint64
 
 from numba_cuzk.curve.params import BETA, G2, PSI_X, PSI_Y, Z_ABS, CurveParams

@@ -17,6 +17,7 @@ ones and the endomorphism subgroup check for all. The first bad point raises Val
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda
 
 from numba_cuzk.curve import checks, kernels

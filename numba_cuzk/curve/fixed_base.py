@@ -25,6 +25,7 @@ The body has ONE call site of the mixed addition: each site inlines the whole fo
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda, int64, prange
 from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending

@@ -16,6 +16,7 @@ and return without synchronizing.
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config
 
 from numba_cuzk.curve.checks import curve_checks, pair_check_stored

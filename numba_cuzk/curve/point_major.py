@@ -18,6 +18,7 @@ make and stream them.
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda, prange
 
 from numba_cuzk.field.codec import KERNEL_MIN

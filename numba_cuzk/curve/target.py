@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Callable
 
 from llvmlite import binding as llvm
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import carray, cfunc, njit, types
 from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending

@@ -12,11 +12,24 @@ synthesis overlapped with GPU proving, one consumer per device, every step on a 
     nvml.py       the NVML sampler
     workload.py   built-in circuits' keys and partitions
     batch.py      `numba-cuzk run`'s work: jobs from a circuit or witness files, resume, summary
+
+The names below are imported from their modules on first use (``__getattr__``): importing
+one module of the package (a client's config) does not import the engine and its kernels.
 """
 
-from numba_cuzk.engine.config import EngineConfig
-from numba_cuzk.engine.engine import Engine
-from numba_cuzk.engine.job import Job, JobFailed, JobResult, PartitionResult
-from numba_cuzk.engine.synthesis import circuit_witness
+from __future__ import annotations
 
-__all__ = ["Engine", "EngineConfig", "Job", "JobFailed", "JobResult", "PartitionResult", "circuit_witness"]
+import importlib
+
+_HOME = {"EngineConfig": "config", "Engine": "engine", "Job": "job", "JobFailed": "job", "JobResult": "job",
+         "PartitionResult": "job", "circuit_witness": "synthesis"}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

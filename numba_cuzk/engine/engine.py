@@ -35,9 +35,10 @@ from concurrent.futures import Future
 
 from numba_cuzk.engine.assembly import Assembled, Assembler
 from numba_cuzk.engine.budget import HostBudget
-from numba_cuzk.engine.config import EngineConfig
+from numba_cuzk.engine.config import EngineConfig, trace_kinds
 from numba_cuzk.engine.gpu import Device, Staged, gpu_worker, open_devices, stager
 from numba_cuzk.engine.job import Job, JobState, Partition, PartitionResult
+from numba_cuzk.engine.counters import CounterSampler
 from numba_cuzk.engine.kernel_trace import KernelTrace
 from numba_cuzk.engine.nvml import NvmlSampler
 from numba_cuzk.engine.ops import proof_ops
@@ -76,6 +77,7 @@ class Engine:
         self.pool: SynthesisPool | None = None
         self.assembler: Assembler | None = None
         self.trace: KernelTrace | None = None
+        self.counters: CounterSampler | None = None
         self.nvml: NvmlSampler | None = None
         self.recorder = Recorder(self._writer())
         try:
@@ -86,12 +88,16 @@ class Engine:
 
     def _start(self) -> None:
         """Start, in order: the pools (processes for ``synthesis="process"``), the kernel
-        trace, the threads, the NVML sampler."""
+        trace and the counter sampler (``trace``), the threads, the NVML sampler."""
         config = self.config
         self.pool = SynthesisPool(config.synthesis, config.synthesis_workers, config.synthesis_warmup)
         self.assembler = Assembler(config.assembly, len(self.devices))  # ~7.5 ms per partition of ~43 on a GPU
-        if config.trace is not None:
+        kinds = trace_kinds(config.trace)
+        if "kernels" in kinds:
             self.trace = KernelTrace.start(self.recorder, [d.id for d in self.devices if d.gpu])
+        if "counters" in kinds:
+            self.counters = CounterSampler.start(self.recorder, [(d.id, d.uuid) for d in self.devices if d.gpu],
+                                                 config.counters_period_ms)
         if config.switch_interval_ms is not None:
             sys.setswitchinterval(config.switch_interval_ms / 1e3)
         for thread in self._threads:
@@ -102,7 +108,8 @@ class Engine:
         """After a failed start: stop what _start had started, in reverse, and close the
         timeline. A step that fails too is noted on ``error``, which is the one raised."""
         self._closed = True
-        steps = [self.nvml and self.nvml.stop, self._stop_threads, self.trace and self.trace.stop,
+        steps = [self.nvml and self.nvml.stop, self._stop_threads, self.counters and self.counters.stop,
+                 self.trace and self.trace.stop,
                  lambda: sys.setswitchinterval(self._switch_interval_s), self.assembler and self.assembler.shutdown,
                  self.pool and self.pool.shutdown, self.recorder.close]
         for step in filter(None, steps):
@@ -177,6 +184,8 @@ class Engine:
         self.nvml.stop()
         if self.trace is not None:
             self.trace.stop()
+        if self.counters is not None:
+            self.counters.stop()
         self.recorder.close()
         sys.setswitchinterval(self._switch_interval_s)
 

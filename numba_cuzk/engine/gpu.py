@@ -39,13 +39,15 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda
 
 from numba_cuzk import backend
 from numba_cuzk.engine.job import Partition
 from numba_cuzk.engine.record import Recorder, host_ms_to_ns, now_ns
 from numba_cuzk.groth16.keys import ProvingKey
-from numba_cuzk.groth16.memory import KeyShape, free_bytes, plan_memory
+from numba_cuzk.groth16.memory import free_bytes, plan_memory
+from numba_cuzk.groth16.shape import KeyShape
 from numba_cuzk.groth16.prove import STREAM_PHASES, ProofSlot, Prover, placed_queries
 from numba_cuzk.groth16.timing import ClockAnchor, PhaseTimer
 

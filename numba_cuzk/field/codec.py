@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Iterable
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import prange
 
 from numba_cuzk.field.mont import montgomery

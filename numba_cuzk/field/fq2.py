@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import uint32
 
 from numba_cuzk.field.mont import FieldOps, device, fq_ops

@@ -33,6 +33,7 @@ Elements are 12-limb uint32 arrays (one coordinate, Montgomery form); ``load`` a
 
 from __future__ import annotations
 
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import uint32
 
 from numba_cuzk.field.mont import FieldOps, fq_ops

@@ -20,6 +20,7 @@ Device-side wrappers launch on ``stream`` (default: the default stream) and retu
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda, prange
 
 from numba_cuzk.field.codec import from_limbs, to_limbs

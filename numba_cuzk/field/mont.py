@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import int64, njit, uint32, uint64
 from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending

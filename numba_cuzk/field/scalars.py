@@ -10,6 +10,7 @@ the order-r subgroup; Montgomery inputs are then multiplied by R^-1.
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import uint64
 
 from numba_cuzk.field.mont import device, fr_ops

@@ -23,6 +23,7 @@ from typing import Callable
 
 import numpy as np
 from llvmlite import ir
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda, int32, njit, types, uint32
 from numba.core import cgutils
 from numba.core import extending as cpu_extending

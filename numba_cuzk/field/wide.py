@@ -36,6 +36,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from llvmlite import ir
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import types
 from numba.core import cgutils
 from numba.core.extending import intrinsic

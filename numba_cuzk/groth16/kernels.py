@@ -13,6 +13,7 @@ row at 32 terms), and A·w + B·w are ~5% of a proof's device time.
 
 from __future__ import annotations
 
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 import numba
 import numpy as np
 from numba import cuda, prange

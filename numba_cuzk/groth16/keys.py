@@ -10,6 +10,7 @@ for G1, 24 for G2): zkey sections map onto them without a Python object per poin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -70,6 +71,8 @@ class ProvingKey:
     # query field -> where it was read ("C.zkey: section 5 ..."), for the queries whose
     # points are still to be checked on their curve and subgroup: the Prover checks its copy
     unchecked: dict[str, str] = field(default_factory=dict)
+    # called by the Prover once every unchecked query passed (key_checks.py records the file)
+    after_checks: Callable[[], object] | None = field(default=None, repr=False, compare=False)
 
     @property
     def log_n(self) -> int:

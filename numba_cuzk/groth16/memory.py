@@ -43,14 +43,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda
 
 from numba_cuzk.curve.params import G1, G2, CurveParams
+from numba_cuzk.groth16.shape import QUERIES, KeyShape  # noqa: F401  (memory.KeyShape, memory.QUERIES: the plan's API)
 from numba_cuzk.msm.pippenger import workspace_bytes
 from numba_cuzk.msm.plan import Plan, make_plan
 from numba_cuzk.ntt import domain
 
-QUERIES = {"a": ("a_g1", G1), "b1": ("b_g1", G1), "b2": ("b_g2", G2), "c": ("c_g1", G1), "h": ("h_g1", G1)}
 STREAM_ORDER = ("b2", "h", "c", "b1", "a")
 # Points per chunk of a streamed query, the largest of these that fits: every chunk pays
 # its workspace's whole bucket reduction (~2 x windows x 2^(c-1) additions: G2 at 2^24,
@@ -66,33 +67,6 @@ GB = 1e9
 
 class KeyTooLarge(ValueError):
     """A proving key whose plan does not fit the device memory free (the message gives both)."""
-
-
-@dataclass(frozen=True)
-class KeyShape:
-    """What a plan needs of a key: n_vars wires (wire 0 = 1, then n_public public ones),
-    domain_size n (a power of two), ``coefficients`` nonzero entries of A and B."""
-
-    n_vars: int
-    n_public: int
-    domain_size: int
-    coefficients: int
-
-    @classmethod
-    def of(cls, pk) -> KeyShape:
-        return cls(pk.n_vars, pk.n_public, pk.domain_size, int(pk.coefficients.matrix.size))
-
-    @property
-    def log_n(self) -> int:
-        return self.domain_size.bit_length() - 1
-
-    def points(self, query: str) -> int:
-        """Points of ``query`` (a, b1, b2, c, h)."""
-        return {"c": self.n_vars - self.n_public - 1, "h": self.domain_size}.get(query, self.n_vars)
-
-    def msm_scalars(self, curve: CurveParams) -> int:
-        """Scalars of the largest MSM on ``curve``."""
-        return max(self.points(q) for q, (_, c) in QUERIES.items() if c is curve)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda
 
 from numba_cuzk import backend, cuda_graph
@@ -167,6 +168,8 @@ class Prover:
             if field in pk.unchecked:  # a streamed query's in the key's host memory, on all CPU cores
                 points = getattr(pk, field) if name in self.memory.streamed else self.bases[name].points
                 check_points(points, curve, pk.unchecked[field], stream=self.stream)
+        if pk.unchecked and pk.after_checks is not None:
+            pk.after_checks()
         self.csr = [tuple(place(x) for x in _matrix_csr(pk, m)) for m in (0, 1)]
         self.workspaces = {c.name: Workspace(c, self.memory.msm_plans[c.name], host_scalars=False)
                            for c in (G1, G2)} if self.gpu else {}

@@ -30,6 +30,7 @@ import functools
 import secrets
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda
 
 from numba_cuzk import backend

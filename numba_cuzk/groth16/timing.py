@@ -35,6 +35,7 @@ import threading
 import time
 from contextlib import contextmanager
 
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda
 
 from numba_cuzk import cuda_graph

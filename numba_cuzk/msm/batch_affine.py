@@ -26,6 +26,7 @@ bound under their own names so that the templates' calls reach the curve's insta
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import prange
 
 from numba_cuzk.field.target import local_u32

@@ -20,6 +20,7 @@ A window's sum is then its slices' shares (and, for window 0, the sum of the 1s)
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import get_num_threads, njit, prange
 
 from numba_cuzk.curve.params import G1, G2, CurveParams

@@ -14,6 +14,7 @@ window's digit depends only on k, so any thread computes any digit (no sequentia
 
 from __future__ import annotations
 
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import int64, uint32
 
 from numba_cuzk.field.mont import device

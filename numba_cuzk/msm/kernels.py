@@ -35,6 +35,7 @@ never allocate, synchronize or copy.
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda, int32, int64, uint32
 
 from numba_cuzk.curve.params import G1, G2, CurveParams

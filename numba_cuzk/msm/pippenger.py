@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda
 
 from numba_cuzk.curve.ark import from_ark, scalar, to_ark

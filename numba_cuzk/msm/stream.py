@@ -30,6 +30,7 @@ from contextlib import nullcontext
 from typing import Callable, ContextManager
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda
 from numba.cuda.cudadrv import driver
 

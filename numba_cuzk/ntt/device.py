@@ -39,6 +39,7 @@ reduces the outputs from [0, 2p) to canonical residues (last pass).
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda, int64, uint32
 from numba.core import extending as cpu_extending
 from numba.cuda import extending as cuda_extending

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda, int64, prange, uint32
 
 from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel

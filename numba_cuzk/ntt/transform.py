@@ -30,6 +30,7 @@ so later work on any stream sees them; call ``prepare`` to build them ahead of t
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda
 
 from numba_cuzk.field.params import FR

@@ -133,9 +133,9 @@ def test_setup_usage_errors(tmp_path, args, message):
 # --- checks before work, atomic and refused writes, one error path ---------------------
 
 def _no_key_read(monkeypatch):
-    from numba_cuzk.groth16 import files as groth16_files
+    from numba_cuzk.groth16 import formats
 
-    monkeypatch.setattr(groth16_files, "read_zkey", lambda *a, **k: pytest.fail("the key was read first"))
+    monkeypatch.setattr(formats, "read_zkey", lambda *a, **k: pytest.fail("the key was read first"))
 
 
 def test_prove_checks_its_files_before_reading_the_key(files, tmp_path, monkeypatch):
@@ -159,12 +159,12 @@ def test_prove_checks_its_files_before_reading_the_key(files, tmp_path, monkeypa
 
 
 def test_setup_refuses_to_replace_a_key_without_force(files, tmp_path, monkeypatch):
-    from numba_cuzk.groth16 import files as groth16_files
+    from numba_cuzk.groth16 import setup as groth16_setup
     from numba_cuzk.groth16.formats import read_zkey
 
     key = tmp_path / "ceremony.zkey"
     key.write_bytes(b"a ceremony's key")
-    monkeypatch.setattr(groth16_files, "setup", lambda r1cs, gpu: read_zkey(files["zkey"], trusted=True))
+    monkeypatch.setattr(groth16_setup, "setup", lambda r1cs, gpu: read_zkey(files["zkey"], trusted=True))
     result = cli("setup", "--r1cs", files["r1cs"], "--zkey", key, "--vk", tmp_path / "vk.json", "--cpu")
     assert result.exit_code == 2 and "ceremony.zkey: already exists (give --force" in result.output, result.output
     assert key.read_bytes() == b"a ceremony's key" and not (tmp_path / "vk.json").exists()
@@ -192,11 +192,11 @@ def test_os_errors_name_their_file(files, tmp_path):
 
 
 def test_a_bug_shows_its_traceback_and_says_so(files, monkeypatch):
-    from numba_cuzk.groth16 import files as groth16_files
+    from numba_cuzk.groth16 import formats
 
     def broken(*args, **kwargs):
         raise KeyError("an internal table")
-    monkeypatch.setattr(groth16_files, "read_vk_json", broken)
+    monkeypatch.setattr(formats, "read_vk_json", broken)
     result = cli("verify", "--vk", files["vk"], "--public", files["public"], "--proof", files["proof"])
     assert result.exit_code == 3, result.output
     assert "Traceback" in result.output and "this is a bug in numba-cuzk" in result.output
@@ -215,5 +215,6 @@ def test_a_corrupt_key_is_not_blamed_on_the_witness(files, tmp_path):
     result = cli("prove", "--zkey", tmp_path / "bad.zkey", "--witness", files["wtns"], "--r1cs", files["r1cs"],
                  "--proof", tmp_path / "proof.json", "--public", tmp_path / "public.json", "--cpu", "--trusted")
     assert result.exit_code == 2, result.output
-    assert "or the key is corrupt" in result.output and "if it passes, the key is at fault" in result.output
+    assert "or the key is corrupt" in result.output and "bad.zkey with" in result.output, result.output
+    assert "satisfies" in result.output and "the key is at fault" in result.output  # --r1cs passed: the key
     assert not (tmp_path / "proof.json").exists()

@@ -5,17 +5,31 @@ and proofs interoperate with snarkjs and circom.
                read_shape: its sizes from the headers (memory plans)
     r1cs       read_r1cs / write_r1cs: R1CS <-> circom .r1cs
     wtns       read_wtns / write_wtns: (8, n) canonical Fr <-> .wtns; read_wtns_size: its header
-    jsonfiles  proof.json, public.json, verification_key.json
+    jsonfiles  proof.json, public.json, verification_key.json; write_proof_pair: both or neither
     binfile    the iden3 binary container the three binary formats share
     points     affine points as snarkjs stores them <-> the curve layout, point checks
+    headers    read_shape, read_wtns_size alone: no numba, no kernel
+
+Each name below is imported from its module on first use (``__getattr__``), so reading a
+header does not import the point checks' kernels.
 """
 
-from numba_cuzk.groth16.formats.jsonfiles import (read_proof_json, read_public_json, read_vk_json, write_proof_json,
-                                                  write_public_json, write_vk_json)
-from numba_cuzk.groth16.formats.r1cs import read_r1cs, write_r1cs
-from numba_cuzk.groth16.formats.wtns import read_wtns, read_wtns_size, write_wtns
-from numba_cuzk.groth16.formats.zkey import read_shape, read_zkey, write_zkey
+from __future__ import annotations
 
-__all__ = ["read_proof_json", "read_public_json", "read_r1cs", "read_shape", "read_vk_json", "read_wtns",
-           "read_wtns_size", "read_zkey", "write_proof_json", "write_public_json", "write_r1cs", "write_vk_json",
-           "write_wtns", "write_zkey"]
+import importlib
+
+_HOME = {"read_proof_json": "jsonfiles", "read_public_json": "jsonfiles", "read_vk_json": "jsonfiles",
+         "write_proof_json": "jsonfiles", "write_proof_pair": "jsonfiles", "pair_matches": "jsonfiles",
+         "write_public_json": "jsonfiles", "write_vk_json": "jsonfiles",
+         "read_r1cs": "r1cs", "write_r1cs": "r1cs", "read_wtns": "wtns", "write_wtns": "wtns",
+         "read_wtns_size": "headers", "read_shape": "headers", "read_zkey": "zkey", "write_zkey": "zkey"}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

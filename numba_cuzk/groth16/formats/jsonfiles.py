@@ -8,12 +8,18 @@ integers, a G1/G2 point without z) and check every field: canonical (< q, or < r
 public inputs), points on their curve and in the prime-order subgroup; errors name the
 field ("pi_b: not on curve").
 
+A proof written with its public inputs (write_proof_pair) also carries
+``public_sha256``, the SHA-256 of public.json's bytes, which snarkjs ignores: proof.json is
+renamed last, so a public.json whose digest is not the proof's (``sha256sum public.json``)
+was left by a run killed between the two renames, or paired by hand (pair_matches).
+
 verification_key.json: snarkjs also writes vk_alphabeta_12 = e(alpha, beta), but its
 verifier (groth16_verify.js) never reads it, so it is not written and is ignored on read.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -21,7 +27,7 @@ from typing import Sequence
 
 from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.field.params import FQ, FR
-from numba_cuzk.fileio import atomic_write
+from numba_cuzk.fileio import atomic_files, atomic_write
 from numba_cuzk.groth16.formats import points
 from numba_cuzk.groth16.formats.binfile import PathLike
 from numba_cuzk.groth16.keys import Proof, VerifyingKey
@@ -33,8 +39,34 @@ _HEX = re.compile(r"0x[0-9a-fA-F]{1,100}")
 
 
 def write_proof_json(path: PathLike, proof: Proof) -> None:
-    _dump(path, {"pi_a": _g1_json(proof.a), "pi_b": _g2_json(proof.b), "pi_c": _g1_json(proof.c),
-                 "protocol": PROTOCOL, "curve": CURVE})
+    _dump(path, _proof_object(proof))
+
+
+def write_proof_pair(proof_path: PathLike, public_path: PathLike, proof: Proof, public: Sequence[int]) -> None:
+    """proof.json and public.json written together or not at all (fileio.atomic_files):
+    both to temporaries, fsynced, then public.json renamed and proof.json last; a failure
+    before both are renamed leaves both files as they were. proof.json's extra field
+    ``public_sha256`` is the SHA-256 (hex) of the public.json written with it."""
+    public_text = _text(_public_list(public))
+    proof_text = _text(_proof_object(proof) | {"public_sha256": hashlib.sha256(public_text.encode()).hexdigest()})
+    with atomic_files([public_path, proof_path], "w") as (public_file, proof_file):
+        public_file.write(public_text)
+        proof_file.write(proof_text)
+
+
+def pair_matches(proof_path: PathLike, public_path: PathLike) -> bool | None:
+    """Whether public.json is the one its proof.json was written with (write_proof_pair):
+    None if the proof carries no digest (snarkjs's, or written alone)."""
+    digest = _object(_load(proof_path), "proof.json").get("public_sha256")
+    if digest is None:
+        return None
+    with open(public_path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest() == digest
+
+
+def _proof_object(proof: Proof) -> dict:
+    return {"pi_a": _g1_json(proof.a), "pi_b": _g2_json(proof.b), "pi_c": _g1_json(proof.c),
+            "protocol": PROTOCOL, "curve": CURVE}
 
 
 def read_proof_json(path: PathLike) -> Proof:
@@ -46,10 +78,14 @@ def read_proof_json(path: PathLike) -> Proof:
 
 def write_public_json(path: PathLike, values: Sequence[int]) -> None:
     """Public inputs (ints in [0, r)) -> a list of decimal strings."""
+    _dump(path, _public_list(values))
+
+
+def _public_list(values: Sequence[int]) -> list[str]:
     for i, v in enumerate(values):
         if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < FR.modulus:
             raise ValueError(f"public input {i}: {v!r} is not an integer in [0, r)")
-    _dump(path, [str(v) for v in values])
+    return [str(v) for v in values]
 
 
 def read_public_json(path: PathLike) -> list[int]:
@@ -89,7 +125,11 @@ def read_vk_json(path: PathLike) -> VerifyingKey:
 def _dump(path: PathLike, obj, replace: bool = True) -> None:
     """Write ``obj`` as JSON, atomically (fileio.atomic_write)."""
     with atomic_write(path, "w", replace=replace) as f:
-        json.dump(obj, f, indent=1)  # snarkjs writes with one space of indentation
+        f.write(_text(obj))
+
+
+def _text(obj) -> str:
+    return json.dumps(obj, indent=1)  # snarkjs writes with one space of indentation
 
 
 def _g1_json(p) -> list:

@@ -10,6 +10,7 @@ reshape and a transpose, with no Python object per point.
 from __future__ import annotations
 
 import numpy as np
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda
 
 from numba_cuzk.curve import checks, kernels, layout

@@ -21,6 +21,7 @@ from numba_cuzk.field import codec
 from numba_cuzk.field.params import FR
 from numba_cuzk.groth16.formats.binfile import BinFile, FileKind, PathLike, prime_header, u32, u64, write_binfile
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba_cuzk.kernel_cache import cpu_kernel
 
 R1CS_FILE = FileKind("r1cs", 1, {1: "header", 2: "constraints", 3: "wire2label", 4: "custom gates list",

@@ -13,22 +13,16 @@ import numpy as np
 
 from numba_cuzk.field import codec
 from numba_cuzk.field.params import FR
-from numba_cuzk.groth16.formats.binfile import BinFile, FileKind, PathLike, prime_header, u32, write_binfile
-
-WTNS = FileKind("wtns", 2, {1: "header", 2: "witness"})
+from numba_cuzk.groth16.formats.binfile import BinFile, PathLike, prime_header, u32, write_binfile
+from numba_cuzk.groth16.formats.headers import WTNS, read_wtns_size, wtns_header  # noqa: F401  (wtns.read_wtns_size)
 VERSION = 2  # what snarkjs (wtns calculate) and circom's witness generators write
-
-
-def read_wtns_size(path: PathLike) -> int:
-    """A witness file's number of wires, from its header alone."""
-    return _header(BinFile(WTNS, path))
 
 
 def read_wtns(path: PathLike) -> np.ndarray:
     """A witness file -> (8, n) uint32 canonical Fr. Raises ValueError naming the
     section, or the first value that is not reduced mod r."""
     f = BinFile(WTNS, path)
-    n = _header(f)
+    n = wtns_header(f)
     witness = f.section(2, n * FR.nbytes).view("<u4").reshape(n, FR.limbs).T.astype(np.uint32, order="C")
     _check(witness, WTNS.where(2))
     return witness
@@ -40,14 +34,6 @@ def write_wtns(path: PathLike, witness: np.ndarray) -> None:
         raise ValueError(f"witness: expected uint32 ({FR.limbs}, n), got {witness.dtype} {witness.shape}")
     _check(witness, "witness")
     write_binfile(path, WTNS, VERSION, [(1, [prime_header(FR) + u32(witness.shape[1])]), (2, [witness.T])])
-
-
-def _header(f: BinFile) -> int:
-    cur = f.cursor(1)
-    cur.prime(FR, "prime")
-    n = cur.u32()
-    cur.end()
-    return n
 
 
 def _check(witness: np.ndarray, where: str) -> None:

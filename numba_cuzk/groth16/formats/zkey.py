@@ -27,20 +27,14 @@ from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.field import codec
 from numba_cuzk.field.params import FQ, FR
 from numba_cuzk.groth16.formats import points
-from numba_cuzk.groth16.formats.binfile import BinFile, Cursor, FileKind, PathLike, prime_header, u32, write_binfile
+from numba_cuzk.groth16.formats.binfile import BinFile, Cursor, PathLike, prime_header, u32, write_binfile
+from numba_cuzk.groth16.formats.headers import (GROTH16, HEADER_POINTS, PROTOCOLS, ZKEY, open_groth16,  # noqa: F401
+                                                read_counts, read_shape)
 from numba_cuzk.groth16.keys import Coefficients, ProvingKey
-from numba_cuzk.groth16.memory import KeyShape
 
-ZKEY = FileKind("zkey", 1, {1: "header", 2: "groth16 header", 3: "IC", 4: "coefficients", 5: "A points",
-                            6: "B1 points", 7: "B2 points", 8: "C points", 9: "H points", 10: "contributions"})
-GROTH16 = 1
-PROTOCOLS = {1: "groth16", 2: "plonk", 10: "fflonk"}  # snarkjs src/zkey_constants.js
 CS_HASH_BYTES = 64  # blake2b-512 of the circuit's points, written by snarkjs's zkey new
 COEFFICIENT = np.dtype([("matrix", "<u4"), ("constraint", "<u4"), ("signal", "<u4"), ("value", "<u4", (FR.limbs,))])
-# the groth16 header's points, in file order
 QUERY_SECTIONS = {"a_g1": 5, "b_g1": 6, "b_g2": 7, "c_g1": 8, "h_g1": 9}
-HEADER_POINTS = (("alpha_g1", G1), ("beta_g1", G1), ("beta_g2", G2), ("gamma_g2", G2), ("delta_g1", G1),
-                 ("delta_g2", G2))
 
 
 def read_zkey(path: PathLike, trusted: bool = False) -> ProvingKey:
@@ -49,7 +43,7 @@ def read_zkey(path: PathLike, trusted: bool = False) -> ProvingKey:
     subgroup: the header's and IC's here, the five queries' by the Prover, on the copy it
     keeps (``ProvingKey.unchecked``: no host conversion, no second upload). Raises
     ValueError naming the section (and point or entry) at fault."""
-    f = _open_groth16(path)
+    f = open_groth16(path)
     n_vars, n_public, domain_size, header = _read_groth16_header(f.cursor(2), trusted)
 
     def query(sid: int, curve: CurveParams, count: int) -> np.ndarray:
@@ -65,24 +59,6 @@ def read_zkey(path: PathLike, trusted: bool = False) -> ProvingKey:
         a_g1=query(5, G1, n_vars), b_g1=query(6, G1, n_vars), b_g2=query(7, G2, n_vars),
         c_g1=query(8, G1, n_vars - n_public - 1), h_g1=query(9, G1, domain_size),
         unchecked={} if trusted else {field: f"{path}: {ZKEY.where(sid)}" for field, sid in QUERY_SECTIONS.items()})
-
-
-def read_shape(path: PathLike) -> KeyShape:
-    """A zkey's shape (nVars, nPublic, domainSize, coefficient count; memory.KeyShape)
-    from its headers alone: the file is memory-mapped, its points are not read."""
-    f = _open_groth16(path)
-    n_vars, n_public, domain_size, _ = _read_groth16_header(f.cursor(2), trusted=True)
-    return KeyShape(n_vars, n_public, domain_size, f.cursor(4).u32())
-
-
-def _open_groth16(path: PathLike) -> BinFile:
-    f = BinFile(ZKEY, path)
-    protocol = f.cursor(1)
-    kind = protocol.u32()
-    protocol.end()
-    if kind != GROTH16:
-        raise ValueError(f"{ZKEY.where(1)}: protocol {kind} ({PROTOCOLS.get(kind, 'unknown')}) is not groth16")
-    return f
 
 
 def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BYTES), *, replace: bool = True) -> None:
@@ -115,9 +91,7 @@ def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BY
 
 def _read_groth16_header(cur: Cursor, trusted: bool) -> tuple[int, int, int, dict]:
     """(nVars, nPublic, domainSize, {ProvingKey field: reference point})."""
-    cur.prime(FQ, "q")
-    cur.prime(FR, "r")
-    n_vars, n_public, domain_size = cur.u32(), cur.u32(), cur.u32()
+    n_vars, n_public, domain_size = read_counts(cur)
     header = {}
     for name, curve in HEADER_POINTS:
         where = f"{cur.where}: {name}"
@@ -127,10 +101,6 @@ def _read_groth16_header(cur: Cursor, trusted: bool) -> tuple[int, int, int, dic
             raise ValueError(f"{where}: {reason}")
         header[name] = point
     cur.end()
-    if n_public >= n_vars:
-        raise ValueError(f"{cur.where}: nPublic {n_public} must be < nVars {n_vars} (wire 0 is the constant 1)")
-    if domain_size & (domain_size - 1) or domain_size <= n_public:
-        raise ValueError(f"{cur.where}: domainSize {domain_size} must be a power of two > nPublic {n_public}")
     return n_vars, n_public, domain_size, header
 
 
