@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable
 
+from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import uint32
 
 from numba_cuzk.curve.checks import (CHECK, COMPRESSED, INFINITY, NOT_IN_SUBGROUP, NOT_ON_CURVE, OK, SIGN, curve_checks,
