@@ -31,7 +31,7 @@ from bench.engine import engine_run, keep_timeline
 from numba_cuzk import backend
 from numba_cuzk.circuits.builtin import key_shape
 from numba_cuzk.engine import EngineConfig
-from numba_cuzk.engine.batch import resident_slots
+from numba_cuzk.commands.batch import resident_slots
 from numba_cuzk.engine.workload import circuit_key, circuit_partitions, circuit_warmup
 from numba_cuzk.timeline import analysis
 

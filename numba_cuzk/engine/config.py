@@ -50,8 +50,7 @@ class EngineConfig:
         covers launching a partition's device work, so with 2 (the default) one worker
         queues the next partition while the device runs the other's (proofs are assembled
         off the workers' path, see ``assembly``): on the H200, bit_heavy 2^20 x 10 partitions,
-        0.579 s per proof and device busy 97.4% against 0.676 s and 80.4% with 1
-        (bench/results/engine-2026-11-30.json, 01f5833).
+        0.579 s per proof and device busy 97.4% against 0.676 s and 80.4% with 1.
     max_in_flight: partitions admitted at once (synthesizing, queued, or on a device);
         None: synthesis_workers + 2 per GPU worker, enough to keep every worker fed.
     host_memory_budget_bytes: witness bytes admitted at once, 32 B per wire per

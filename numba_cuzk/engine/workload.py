@@ -1,4 +1,4 @@
-"""Built-in workloads for ``numba-cuzk run`` (engine/batch.py) and bench/engine.py: a
+"""Built-in workloads for ``numba-cuzk run`` (commands/batch.py) and bench/engine.py: a
 proving key and the partitions' synthesizers of a built-in circuit, and a synthesis
 warm-up small enough to run in every worker at once."""
 

@@ -346,7 +346,7 @@ def test_resident_setup_places_the_queries_as_a_provers_plan_for_its_slots():
 def test_a_key_is_left_on_the_gpu_only_for_an_engine_on_gpu_0_alone(monkeypatch):
     from numba_cuzk import backend
     from numba_cuzk.engine import EngineConfig
-    from numba_cuzk.engine.batch import resident_slots
+    from numba_cuzk.commands.batch import resident_slots
 
     monkeypatch.setattr(backend, "cuda_available", lambda: True)
     gpus = [{"id": 0}]
