@@ -125,7 +125,7 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
         except ValueError as exc:
             raise typer.BadParameter(str(exc))
         return
-    from numba_cuzk.engine import precompile
+    from numba_cuzk.commands import compile as precompile
 
     report = {
         "numba_cuzk": __version__,
@@ -178,7 +178,7 @@ def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min
     in parallel processes; later processes load them instead of compiling."""
     from rich.progress import Progress
 
-    from numba_cuzk.engine import precompile
+    from numba_cuzk.commands import compile as precompile
 
     names = precompile.task_names()
     start = time.perf_counter()
@@ -198,7 +198,7 @@ def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min
 def _compile_first(cpu: bool) -> None:
     """On a GPU machine's first run of this version of the code: every GPU kernel compiled
     in parallel processes before the command's work (precompile.first_run_on_gpu)."""
-    from numba_cuzk.engine import precompile
+    from numba_cuzk.commands import compile as precompile
 
     if cpu:
         return

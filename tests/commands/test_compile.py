@@ -7,7 +7,7 @@ import os
 import time
 
 from numba_cuzk import backend, kernel_cache
-from numba_cuzk.engine import precompile
+from numba_cuzk.commands import compile as precompile
 
 
 def test_tasks_wait_only_for_what_they_need():
