@@ -110,9 +110,14 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
          log_constraints: int = typer.Option(20, "-k", help="With --plan: the built-in circuit's size, 2^k."),
          slots: int = typer.Option(1, "--slots", help="With --plan: proof slots (the engine: GPU workers + 1)."),
          free_gb: float | None = typer.Option(None, "--free-gb", help="With --plan: plan for this much free device "
-                                              "memory (GB) instead of the GPU's.")) -> None:
+                                              "memory (GB) instead of the GPU's."),
+         kernels: bool = typer.Option(False, "--kernels", help="Every kernel: the file and line it is made from, its "
+                                      "registers, its cache entries and where they came from.")) -> None:
     """Versions, CUDA toolchain, GPUs, the backend kernels will run on, and the kernel
-    cache; with --plan, a key's device-memory plan."""
+    cache; with --plan, a key's device-memory plan; with --kernels, every kernel."""
+    if kernels:
+        _print_kernels(as_json)
+        return
     if plan:
         from numba_cuzk.groth16 import memory
 
@@ -158,6 +163,29 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
     for target, (have, total) in cache["coverage"].items():
         table.add_row(f"  {target} kernels", f"{have} of {total} cached" + (
             ": `numba-cuzk compile` fills it" if have == 0 else " (the others compile on first use)" * (have < total)))
+    console.print(table)
+
+
+def _print_kernels(as_json: bool) -> None:
+    """``info --kernels``: a row per kernel (commands/kernel_report.py)."""
+    from numba_cuzk import backend
+    from numba_cuzk.commands import kernel_report
+
+    rows = kernel_report.kernel_rows()
+    if as_json:
+        typer.echo(json.dumps(kernel_report.as_json(rows), indent=2))
+        return
+    gpus = backend.describe_devices()
+    here = "sm_" + gpus[0]["compute_capability"].replace(".", "") if gpus else None
+    table = Table(title=f"kernels ({len(rows)}): kernel cache {kernel_cache.cache_dir()}",
+                  caption="template: the def the kernel is made from (kernel_cache.specialize binds its free names); "
+                          f"registers per thread on {here or 'the first GPU target cached'}")
+    for column in ("kernel", "template", "binds", "registers", "cached for", "origin"):
+        table.add_column(column, justify="right" if column == "registers" else "left")
+    for row in rows:
+        binds = ", ".join(f"{name} {where.removeprefix('numba_cuzk/')}" for name, where in row.bindings.items())
+        table.add_row(row.name, row.source, binds, kernel_report.registers_text(row, here),
+                      " ".join(sorted(row.targets)) or "-", row.origin)
     console.print(table)
 
 

@@ -244,13 +244,14 @@ def specialize(template: Callable, name: str, **bindings) -> types.FunctionType:
     """``template`` (a module-level function) as a new function called ``name`` whose
     free names ``bindings`` resolve to the given values: e.g. the point formulas of one
     curve. Its source file, line and bytecode stay the template's; numba caches it under
-    ``name``."""
+    ``name``. ``__bindings__`` names the bound names (for ``numba-cuzk info --kernels``)."""
     scope = dict(template.__globals__)
     scope.update(bindings)
     fn = types.FunctionType(template.__code__, scope, name, template.__defaults__)
     fn.__qualname__ = name
     fn.__doc__ = template.__doc__
     fn.__module__ = template.__module__
+    fn.__bindings__ = tuple(bindings)
     return fn
 
 

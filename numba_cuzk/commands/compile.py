@@ -164,7 +164,7 @@ def _light_groups() -> dict[str, frozenset[str]]:
     _LIGHT_PER_TASK to a group (numbered where a package has more)."""
     from numba.core.registry import CPUDispatcher
 
-    _define_every_kernel()
+    define_every_kernel()
     heavy = {f"{kind}_{curve}" for kind in _HEAVY_GPU for curve in ("g1", "g2")}
     groups: dict[str, set[str]] = {}
     for kernel in kernel_cache._KERNELS:
@@ -212,7 +212,7 @@ KERNEL_MODULES = ("numba_cuzk.field.codec", "numba_cuzk.field.kernels", "numba_c
                   "numba_cuzk.groth16.kernels")
 
 
-def _define_every_kernel() -> None:
+def define_every_kernel() -> None:
     """Import every kernel module, so that kernel_cache lists every kernel (none compiled)."""
     for module in KERNEL_MODULES:
         importlib.import_module(module)
@@ -222,7 +222,7 @@ def cache_report() -> dict:
     """kernel_cache.folder_report() plus coverage: for "cpu" and each visible GPU's
     "sm_MN", [kernels cached, kernels defined] (every kernel module imported, nothing
     compiled)."""
-    _define_every_kernel()
+    define_every_kernel()
     targets = ["cpu"] + sorted({"sm_" + d["compute_capability"].replace(".", "") for d in backend.describe_devices()})
     return kernel_cache.folder_report() | {"coverage": {t: list(kernel_cache.coverage(t)) for t in targets}}
 
