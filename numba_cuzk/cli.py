@@ -201,43 +201,96 @@ def _key_shape(zkey: str | None, circuit: str, log_constraints: int):
 
 @app.command("compile")
 def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min=1,
-                                                  help="Worker processes (default: one per task).")) -> None:
+                                                  help="Worker processes (default: one per task)."),
+                    targets: str | None = typer.Option(None, "--targets", help="Build for these targets instead of "
+                                                       "this machine, no GPU needed: comma-separated cpu, sm_80, "
+                                                       "sm_86, sm_89, sm_90, sm_100, sm_120, or 'all'. Needs "
+                                                       "--archive."),
+                    archive: str | None = typer.Option(None, "--archive", help="With --targets: write the kernels "
+                                                       "as this archive (.tar.gz) for --fetch."),
+                    fetch: str | None = typer.Option(None, "--fetch", help="Install prebuilt kernels from this "
+                                                     "archive (a path or a file:/https: URL) into the kernel cache."),
+                    sha256: str | None = typer.Option(None, "--sha256", help="With --fetch: the archive's expected "
+                                                      "SHA-256 (as --archive printed it); refused if it differs.")) -> None:
     """Compile every kernel for the visible GPU and the CPU backend into the kernel cache,
-    in parallel processes; later processes load them instead of compiling."""
-    from rich.progress import Progress
+    in parallel processes; later processes load them instead of compiling. With --targets
+    and --archive, build prebuilt kernels for other machines; with --fetch, install them."""
+    if fetch is not None:
+        if targets or archive:
+            raise typer.BadParameter("--fetch installs an archive: it takes no --targets or --archive")
+        _fetch_kernels(fetch, sha256)
+        return
+    if (targets is None) != (archive is None):
+        raise typer.BadParameter("--targets and --archive go together (build prebuilt kernels)")
+    if targets is not None:
+        from numba_cuzk.commands.ahead import TARGETS
 
+        chosen = ["cpu", *TARGETS] if targets == "all" else [t.strip() for t in targets.split(",") if t.strip()]
+        _build_kernels(chosen, archive, processes)
+        return
     from numba_cuzk.commands import compile as precompile
+    from numba_cuzk.commands import progress
 
     names = precompile.task_names()
     start = time.perf_counter()
-    with Progress(console=console, transient=False) as progress:
-        bar = progress.add_task("compiling kernels", total=len(names))
-
-        def done(result) -> None:
-            progress.console.print(f"  {result.name:<14} {result.seconds:6.1f} s  "
-                                   f"({result.compiled} compiled, {result.loaded} from the cache)")
-            progress.advance(bar)
-
-        precompile.compile_all(processes=processes, on_done=done)
+    with progress.steps("compiling kernels", len(names), sys.stdout) as advance:
+        precompile.compile_all(processes=processes, on_done=lambda r: advance(
+            f"{r.name:<14} {r.seconds:6.1f} s  ({r.compiled} compiled, {r.loaded} from the cache)"))
     console.print(f"kernel cache {kernel_cache.cache_dir()}: {len(names)} tasks in "
                   f"{time.perf_counter() - start:.1f} s")
 
 
-def _compile_first(cpu: bool) -> None:
-    """On a GPU machine's first run of this version of the code: every GPU kernel compiled
-    in parallel processes before the command's work (precompile.first_run_on_gpu)."""
-    from numba_cuzk.commands import compile as precompile
+def _build_kernels(targets: list[str], archive: str, processes: int | None) -> None:
+    from pathlib import Path
 
-    if cpu:
-        return
-    with precompile.first_run_on_gpu() as first:
-        if not first:
-            return
-        start = time.perf_counter()
-        with _spinner(f"first run here: compiling the GPU kernels in {os.cpu_count()} processes, once"):
-            precompile.compile_all(cpu_backend=False)
-    typer.echo(f"compiled the GPU kernels into {kernel_cache.cache_dir()} in {time.perf_counter() - start:.0f} s",
-               err=True)
+    from numba_cuzk.commands import prebuilt, progress
+
+    start = time.perf_counter()
+    bars = []
+
+    def stage(name: str, count: int) -> None:
+        if bars:
+            bars.pop().__exit__(None, None, None)
+        typer.echo(f"{name} ({time.perf_counter() - start:.0f} s)", err=True)
+        if count:
+            bars.append(progress.Steps(name, count, sys.stderr).__enter__())
+
+    def done(result) -> None:
+        bars[-1].advance(f"{result.name:<24} {result.seconds:6.1f} s ({result.compiled} entries)")
+
+    digest = prebuilt.build(targets, Path(archive), processes=processes, on_stage=stage, on_done=done)
+    if bars:
+        bars.pop().__exit__(None, None, None)
+    size = Path(archive).stat().st_size
+    console.print(f"wrote {archive} ({size / 2**20:.1f} MiB, {', '.join(targets)}) in "
+                  f"{time.perf_counter() - start:.0f} s\nsha256 {digest}\n"
+                  f"install: numba-cuzk compile --fetch {archive} --sha256 {digest}")
+
+
+def _fetch_kernels(source: str, sha256: str | None) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from numba_cuzk.commands import prebuilt
+
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = prebuilt.fetch(source, Path(tmp) / "kernels.tar.gz")
+        result = prebuilt.install(archive, sha256)
+    checked = "checked against --sha256" if sha256 else "not checked: pass --sha256 to check it"
+    console.print(f"installed {result['installed']} kernel entries ({result['kept']} already there) for "
+                  f"{', '.join(result['targets'])} into {kernel_cache.cache_dir()}\n"
+                  f"archive sha256 {result['sha256']} ({checked}); each file matched its manifest")
+
+
+def _compile_first(cpu: bool) -> None:
+    """Before a command that proves: on a GPU machine's first run of this version of the
+    code, every GPU kernel compiled in parallel processes first (first_run.compile_gpu_first);
+    then any kernel the command compiles is announced, with a progress line each."""
+    from numba_cuzk.commands import first_run
+
+    if not cpu:
+        first_run.compile_gpu_first()
+    first_run.announce_compiles_until_exit()
 
 
 @app.command()
