@@ -24,10 +24,10 @@ from numba_cuzk import kernel_cache
 from numba_cuzk.commands import compile as tasks
 from numba_cuzk.commands import progress
 
-# Seconds to compile one CPU kernel on one core of the 2-core CPU machine, and the GPU
-# kernels' compile on the H200's 16 cores (`numba-cuzk compile`: 59.2 s, bench/results):
-# what the estimates scale from.
-CPU_KERNEL_S = 2.5
+# Seconds to compile one CPU kernel on the idle 2-core CPU machine (a first 2^14 CPU
+# prove compiled 16 kernels in ~60-74 s, 2026-12-03), and the GPU kernels' compile on the
+# H200's 16 cores (`numba-cuzk compile`: 59.2 s, bench/results): what the estimates scale from.
+CPU_KERNEL_S = 4.0
 GPU_COMPILE_CORE_S = 59.2 * 16
 GPU_LONGEST_TASK_S = 45.0  # a G2 point kernel: no number of cores makes the compile shorter
 
@@ -75,9 +75,13 @@ class _CompileNotice:
     registry kernel, then a step per kernel compiled."""
 
     def __init__(self, stream):
-        self.stream, self.lock = stream, threading.Lock()
+        self._stream, self.lock = stream, threading.Lock()
         self.bar: progress.Steps | None = None
         self.started: dict[int, float] = {}
+
+    @property
+    def stream(self):
+        return self._stream or sys.stderr  # the one at the time of printing (a CLI test swaps it)
 
     def on_start(self, event) -> None:
         dispatcher = event.data["dispatcher"]
@@ -87,8 +91,8 @@ class _CompileNotice:
             self.started[id(dispatcher)] = time.perf_counter()
             if self.bar is None:
                 missing = max(1, _uncached_cpu_kernels())
-                print(f"compiling kernels (the first run of this version here, ~{missing * CPU_KERNEL_S:.0f} s on one "
-                      f"core for up to {missing}); later runs load them. {HINT}", file=self.stream, flush=True)
+                print(f"compiling kernels (the first run of this version here: up to {missing}, ~{CPU_KERNEL_S:.0f} s "
+                      f"each); later runs load them. {HINT}", file=self.stream, flush=True)
                 self.bar = progress.Steps("compiling kernels", missing, self.stream, live=False).__enter__()
 
     def on_end(self, event) -> None:
@@ -101,8 +105,9 @@ class _CompileNotice:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
-            print(f"compiled {self.bar.done} kernels into {kernel_cache.cache_dir()} in "
-                  f"{time.perf_counter() - self.bar.start:.0f} s", file=self.stream, flush=True)
+            with contextlib.suppress(ValueError, OSError):  # at exit the stream may be closed
+                print(f"compiled {self.bar.done} kernels into {kernel_cache.cache_dir()} in "
+                      f"{time.perf_counter() - self.bar.start:.0f} s", file=self.stream, flush=True)
 
 
 @contextlib.contextmanager
@@ -110,7 +115,7 @@ def announce_compiles(stream=None) -> Iterator[None]:
     """Within: each compile of a registry kernel (a cache miss) is announced and counted."""
     from numba.core import event
 
-    notice = _CompileNotice(stream or sys.stderr)
+    notice = _CompileNotice(stream)
     listener = type("Listener", (event.Listener,), {"on_start": lambda self, ev: notice.on_start(ev),
                                                     "on_end": lambda self, ev: notice.on_end(ev)})()
     event.register("numba:compile", listener)
@@ -121,11 +126,15 @@ def announce_compiles(stream=None) -> Iterator[None]:
         notice.close()
 
 
-def announce_compiles_until_exit(stream=None) -> None:
-    """announce_compiles() for the rest of the process (a CLI command's work): its summary
-    line is printed at exit."""
+_announcing: list = []  # announce_compiles_until_exit's one context
+
+
+def announce_compiles_until_exit() -> None:
+    """announce_compiles() for the rest of the process (a CLI command's work), once however
+    often it is called: its summary line is printed at exit."""
     import atexit
 
-    announcing = announce_compiles(stream)
-    announcing.__enter__()
-    atexit.register(announcing.__exit__, None, None, None)
+    if not _announcing:
+        _announcing.append(announce_compiles())
+        _announcing[0].__enter__()
+        atexit.register(_announcing[0].__exit__, None, None, None)

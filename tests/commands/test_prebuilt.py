@@ -130,16 +130,29 @@ print(json.dumps({"targets": row.targets, "registers": row.registers}))
 """
 
 
-def test_cuda_entries_are_made_without_a_gpu(tmp_path):
-    """Two targets' entries from one compile, each with its cubin: no device asked."""
+def test_cuda_entries_are_made_without_a_gpu_and_installed_elsewhere(tmp_path, monkeypatch):
+    """Two targets' entries from one compile, each with its cubin, no device asked; packed
+    and installed into another folder, keyed as those GPUs look them up."""
+    from numba_cuzk.commands import kernel_report
+
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     done = subprocess.run([sys.executable, "-c", CUDA_ENTRY], cwd=ROOT, capture_output=True, text=True, timeout=600,
                           env={k: v for k, v in env.items() if k != "NUMBA_ENABLE_CUDASIM"}
-                          | {"NUMBA_CUZK_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(ROOT)})
+                          | {"NUMBA_CUZK_CACHE_DIR": str(tmp_path / "built"), "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["targets"] == {"sm_80": "compiled here", "sm_120": "compiled here"}
     assert all(counts and all(0 < n <= 255 for n in counts) for counts in result["registers"].values()), result
+    built = tmp_path / "built" / kernel_cache.source_key()
+    digest = prebuilt.pack(built, tmp_path / "gpu.tar.gz", ["sm_80", "sm_120"])
+    assert _install(tmp_path / "gpu.tar.gz", tmp_path / "fresh", monkeypatch, digest)["installed"] == 2
+    folder = tmp_path / "fresh" / kernel_cache.source_key()
+    (index,) = folder.rglob("*.to_montgomery_fr-*.nbi")
+    keys = kernel_report._read_index(index)
+    assert sorted(key[1][1] for key in keys) == [(8, 0), (12, 0)]  # (runtime version, compute capability)
+    recorded = json.loads((folder / kernel_report.PREBUILT_MANIFEST).read_text())["files"]
+    assert sorted(recorded) == sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.nbc"))
+    assert (folder / ".compiled-sm_80").exists() and (folder / ".compiled-sm_120").exists()
 
 
 PROVE = """
