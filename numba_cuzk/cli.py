@@ -160,6 +160,9 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
     table.add_row("backend", f"[bold]{report['backend']}[/bold]")
     cache = report["kernel_cache"]
     table.add_row("kernel cache", f"{cache['folder']} ({cache['bytes'] / 2**20:.1f} MiB, {cache['entries']} entries)")
+    if cache.get("prebuilt"):
+        table.add_row("  prebuilt", f"{cache['prebuilt']['entries']} entries for {', '.join(cache['prebuilt']['targets'])} "
+                      f"(archive sha256 {cache['prebuilt']['sha256'][:16]}...)")
     for target, (have, total) in cache["coverage"].items():
         table.add_row(f"  {target} kernels", f"{have} of {total} cached" + (
             ": `numba-cuzk compile` fills it" if have == 0 else " (the others compile on first use)" * (have < total)))
@@ -256,7 +259,7 @@ def _build_kernels(targets: list[str], archive: str, processes: int | None) -> N
             bars.append(progress.Steps(name, count, sys.stderr).__enter__())
 
     def done(result) -> None:
-        bars[-1].advance(f"{result.name:<24} {result.seconds:6.1f} s ({result.compiled} entries)")
+        bars[-1].advance(f"{result.name:<24} {result.seconds:6.1f} s ({result.compiled} compiled)")
 
     digest = prebuilt.build(targets, Path(archive), processes=processes, on_stage=stage, on_done=done)
     if bars:

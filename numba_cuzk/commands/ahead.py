@@ -29,7 +29,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -214,8 +213,3 @@ def compile_ahead(names: frozenset[str], signatures: dict[str, list[list]], targ
             saved += len(ccs)
     return {"compiled": saved, "loaded": 0}
 
-
-def timed_compile_ahead(names: frozenset[str], signatures_path: str, targets: tuple[str, ...]) -> dict:
-    start = time.perf_counter()
-    stats = compile_ahead(names, json.loads(Path(signatures_path).read_text()), targets)
-    return stats | {"seconds": time.perf_counter() - start}

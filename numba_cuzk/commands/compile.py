@@ -221,10 +221,20 @@ def define_every_kernel() -> None:
 def cache_report() -> dict:
     """kernel_cache.folder_report() plus coverage: for "cpu" and each visible GPU's
     "sm_MN", [kernels cached, kernels defined] (every kernel module imported, nothing
-    compiled)."""
+    compiled); and "prebuilt": what `compile --fetch` installed here, or None."""
+    import json
+
+    from numba_cuzk.commands.kernel_report import PREBUILT_MANIFEST
+
     define_every_kernel()
     targets = ["cpu"] + sorted({"sm_" + d["compute_capability"].replace(".", "") for d in backend.describe_devices()})
-    return kernel_cache.folder_report() | {"coverage": {t: list(kernel_cache.coverage(t)) for t in targets}}
+    try:
+        record = json.loads((kernel_cache.cache_dir() / PREBUILT_MANIFEST).read_text())
+        prebuilt = {"entries": len(record["files"]), "targets": record["targets"], "sha256": record["archive_sha256"]}
+    except (OSError, ValueError, KeyError):
+        prebuilt = None
+    return kernel_cache.folder_report() | {"coverage": {t: list(kernel_cache.coverage(t)) for t in targets},
+                                           "prebuilt": prebuilt}
 
 
 def _run_task(task: Task) -> TaskResult:

@@ -108,14 +108,17 @@ def build(targets: list[str], out: Path, *, processes: int | None = None,
         try:
             if "cpu" in targets:
                 cpu = tasks._tasks(gpu=False)
-                on_stage and on_stage("CPU kernels", len(cpu))
+                if on_stage:
+                    on_stage("CPU kernels", len(cpu))
                 tasks.run_tasks(cpu, processes, on_done)
             if gpus:
-                on_stage and on_stage("recording the GPU kernels' launches (simulator)", 0)
+                if on_stage:
+                    on_stage("recording the GPU kernels' launches (simulator)", 0)
                 zkey, witness = _key_and_witness(work)
                 signatures = ahead.signatures_in_simulator(zkey, witness, scratch_cache=str(work / "scratch"))
                 gpu = _gpu_tasks(signatures, gpus)
-                on_stage and on_stage(f"GPU kernels for {', '.join(gpus)}", len(gpu))
+                if on_stage:
+                    on_stage(f"GPU kernels for {', '.join(gpus)}", len(gpu))
                 tasks.run_tasks(gpu, processes, on_done)
             folder = work / "cache" / kernel_cache.source_key()
             return pack(folder, out, list(targets))

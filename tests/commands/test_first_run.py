@@ -39,7 +39,7 @@ def test_a_registry_kernel_s_compile_is_announced_and_counted():
     finally:
         kernel_cache._KERNELS.remove(registry_kernel)
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("compiling kernels (the first run of this version here, ~") and "--fetch" in lines[0]
+    assert lines[0].startswith("compiling kernels (the first run of this version here: up to ") and "--fetch" in lines[0]
     steps = [line for line in lines if "registry_kernel" in line]
     assert len(steps) == 1 and steps[0].lstrip().startswith("[1/") and "#" not in steps[0]  # piped: no bar
     assert lines[-1].startswith("compiled 1 kernels into ")
