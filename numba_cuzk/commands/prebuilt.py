@@ -101,6 +101,7 @@ def build(targets: list[str], out: Path, *, processes: int | None = None,
     gpus = tuple(t for t in targets if t != "cpu")
     for target in gpus:
         ahead.parse_target(target)
+    key = kernel_cache.source_key()  # each child process keys its own saves: the sources must not change
     with tempfile.TemporaryDirectory(prefix="numba-cuzk-build-") as tmp:
         work = Path(tmp)
         previous = os.environ.get("NUMBA_CUZK_CACHE_DIR")
@@ -120,8 +121,10 @@ def build(targets: list[str], out: Path, *, processes: int | None = None,
                 if on_stage:
                     on_stage(f"GPU kernels for {', '.join(gpus)}", len(gpu))
                 tasks.run_tasks(gpu, processes, on_done)
-            folder = work / "cache" / kernel_cache.source_key()
-            return pack(folder, out, list(targets))
+            if kernel_cache.source_key() != key:
+                raise RuntimeError("the package's sources changed during the build: its processes saved their "
+                                   "kernels under different keys; build again")
+            return pack(work / "cache" / key, out, list(targets))
         finally:
             if previous is None:
                 os.environ.pop("NUMBA_CUZK_CACHE_DIR", None)

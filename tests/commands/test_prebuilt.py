@@ -170,18 +170,19 @@ print(json.dumps(kernel_cache.compile_stats()))
 @pytest.mark.skipif(SIMULATOR, reason="the simulator compiles no machine code: nothing to cache")
 def test_the_gpu_s_prebuilt_kernels_leave_a_first_prove_nothing_to_compile(tmp_path, monkeypatch):
     """Built with no GPU visible (CUDA_VISIBLE_DEVICES=""), for this GPU's target and the
-    CPU; installed in a fresh folder; a 2^14 prove of a zkey on the GPU compiles nothing."""
+    CPU (or $NUMBA_CUZK_TEST_ARCHIVE, built so already); installed in a fresh folder; a
+    2^14 prove of a zkey on the GPU compiles nothing."""
     from numba_cuzk.commands.compile import device_target
 
-    target = device_target()
-    out = tmp_path / "kernels.tar.gz"
-    build = (f"from pathlib import Path; from numba_cuzk.commands import prebuilt; "
-             f"print(prebuilt.build(['cpu', {target!r}], Path({str(out)!r})))")
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"} | {"CUDA_VISIBLE_DEVICES": ""}
-    done = subprocess.run([sys.executable, "-c", build], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=1800)
-    assert done.returncode == 0, done.stderr
-    _install(out, tmp_path / "fresh", monkeypatch, done.stdout.split()[-1])
+    out = Path(os.environ.get("NUMBA_CUZK_TEST_ARCHIVE") or tmp_path / "kernels.tar.gz")
+    if not out.is_file():
+        build = (f"from pathlib import Path; from numba_cuzk.commands import prebuilt; "
+                 f"print(prebuilt.build(['cpu', {device_target()!r}], Path({str(out)!r})))")
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"} | {"CUDA_VISIBLE_DEVICES": ""}
+        done = subprocess.run([sys.executable, "-c", build], cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=1800)
+        assert done.returncode == 0, done.stderr
+    _install(out, tmp_path / "fresh", monkeypatch, prebuilt.sha256_file(out))
     key, _ = prebuilt._key_and_witness(tmp_path)
     stats, _ = run(PROVE.replace("sys.argv[1]", repr(str(tmp_path))), tmp_path / "fresh")
     assert stats["compiled"] == 0 and stats["loaded"] > 0, stats
