@@ -12,7 +12,7 @@ Timed, each run one submission, wall clock from it to the last proof (every proo
 checked by its worker's pairing check): --jobs jobs of --partitions partitions on one
 worker, then twice as many jobs on two, with the same --task-partitions per Dask task so
 that each worker's pipeline drains as often in both runs. Records (bench/results/
-cluster-<date>.json): cluster_s_per_proof_gpus1 and cluster_s_per_proof_gpus2 (s per job
+cluster/): cluster_s_per_proof_gpus1 and cluster_s_per_proof_gpus2 (s per job
 of P partitions), cluster_scaling_gpus2 = gpus1 / gpus2 (x; issue 10: floor 1.7, goal
 1.95); params hold each run's device busy % over its merged timeline's steady window.
 
@@ -119,11 +119,12 @@ def main(argv=None) -> None:
                       f"device busy {busy if busy is None else round(busy, 1)} %", flush=True)
                 records.append(common.record(f"cluster_s_per_proof_gpus{count}", per_job[count], "s", device, {
                     **params, "gpus": count, "jobs": len(jobs), "wall_s": round(per_job[count] * len(jobs), 2),
-                    "device_busy_pct": busy if busy is None else round(busy, 2)}))
+                    "device_busy_pct": busy if busy is None else round(busy, 2)}, timing=common.CALL_LATENCY))
         if 2 in per_job:
             scaling = per_job[1] / per_job[2]
             print(f"scaling 1 -> 2 GPU workers: {scaling:.3f}x", flush=True)
-            records.append(common.record("cluster_scaling_gpus2", scaling, "x", device, {**params, "gpus": 2}))
+            records.append(common.record("cluster_scaling_gpus2", scaling, "x", device, {**params, "gpus": 2},
+                                         timing=common.CALL_LATENCY))
         else:
             print("one worker only: no two-GPU run", flush=True)
     print(f"wrote {common.write(records, 'cluster', args.out)} in {time.perf_counter() - started:.0f} s")

@@ -5,7 +5,7 @@ one fixed kernel, check_g1 (the G1 point check: ~24k lines of PTX), through Numb
 NVVM to PTX (``cuda.compile`` in a fresh process, as a compile task's first kernel, nothing
 else running) and then through ptxas -O3 for the device's compute capability, so that a
 compile_all_s can be read against the host that produced it. Records (bench/results/
-startup-<date>.json): compile_probe_ptx_s and compile_probe_ptxas_s (median of --runs
+startup/): compile_probe_ptx_s and compile_probe_ptxas_s (median of --runs
 processes). Needs a GPU (its compute capability) and ptxas on PATH (the latter is skipped
 without it).
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from numba import cuda, types
 
-from bench.common import gpu_name, record, write
+from bench.common import CALL_LATENCY, gpu_name, record, write
 from numba_cuzk.curve.kernels import CHECK
 
 _SIGNATURE = (types.int64, types.uint8[:], types.uint32[:, :])  # check's (n, status, points)
@@ -78,10 +78,10 @@ def main() -> None:
     device = gpu_name()
     params = {"kernel": "check_g1", "ptx_lines": runs[0]["lines"], "runs": args.runs, "stat": "median"}
     records = [record("compile_probe_ptx_s", statistics.median(ptx_s), "s", device,
-                      {**params, "min": min(ptx_s), "max": max(ptx_s)})]
+                      {**params, "min": min(ptx_s), "max": max(ptx_s)}, timing=CALL_LATENCY)]
     if ptxas_s:
         records.append(record("compile_probe_ptxas_s", statistics.median(ptxas_s), "s", device,
-                              {**params, "min": min(ptxas_s), "max": max(ptxas_s)}))
+                              {**params, "min": min(ptxas_s), "max": max(ptxas_s)}, timing=CALL_LATENCY))
     for r in records:
         print(f"{r['name']}: {r['value']:.2f} s ({r['params']['min']:.2f}-{r['params']['max']:.2f})", flush=True)
     write(records, "startup", args.out)

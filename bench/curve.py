@@ -173,7 +173,8 @@ def main() -> None:
                       "min_max_ms": [round(x, 3) for x in r["spread"]],
                       "verified": "all threads vs CPU backend; 4 threads vs Python reference"}
             peer = {"name": f"numba-cuzk CPU backend ({cpu_device})", "value": round(r["cpu_gops"], 5), "unit": "G/s"}
-            records.append(common.record(name, r["gops"], "G/s", device, params, peer=peer))
+            records.append(common.record(name, r["gops"], "G/s", device, params, peer=peer,
+                                         timing=common.DEVICE_THROUGHPUT))
             print(f"{name:14s} {r['gops']:8.4f} G/s  {r['ms']:9.3f} ms  {per_op:6.1f} fq_mul/op  "
                   f"regs {r.get('regs')}  local {r.get('local_bytes')}  cpu {r['cpu_gops']:.4f} G/s", flush=True)
     path = common.write(records, "curve", args.out)

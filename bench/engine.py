@@ -26,20 +26,24 @@
    0.5 ms by default; records engine_<figure>_gw2_switchMSms).
 
 Default size: bit_heavy 2^20, 4 jobs x 10 partitions. On the H200 host a 2^20 partition
-takes ~0.31 s to synthesize on one core and ~0.06 s to prove on the GPU (bench/results/
-groth16-2026-11-29.json), so about 6 synthesis processes match the GPU: with 8 or more the
+takes ~0.31 s to synthesize on one core and ~0.06 s to prove on the GPU (bench/results/groth16/
+groth16-h200-0a9578f-2026-11-29.json), so about 6 synthesis processes match the GPU: with 8 or more the
 GPU should never wait, and s/proof measures the GPU side; 40 partitions give a steady
-state of 38. Records (bench/results/engine-<date>.json): engine_synthesis_logK_{thread,
+state of 38. Records (bench/results/engine/): engine_synthesis_logK_{thread,
 process}_wN (partitions/s), engine_sequential_s_per_proof, engine_s_per_proof and
 engine_s_per_proof_gw2 (s), engine_speedup_vs_sequential(_gw2) (x), engine_device_busy(_gw2)
 (%), engine_lock_overhead(_gw2) (% of kernel time), engine_staging_ms(_gw2) and
 engine_upload_wait_ms(_gw2) (ms per partition), engine_constraints_per_s(_gw2) (M/s per GPU),
 engine_nvml_mean(_gw2) (%); with --trace: engine_device_busy_kernels_gw2 (%),
-engine_s_per_proof_traced_gw2 (s), trace_overhead_pct (%).
+engine_s_per_proof_traced_gw2 (s), trace_overhead_pct (%); with --trace kernels,counters
+(or counters): engine_sm_active_gw2, engine_pipe_util_gw2 (%, the steady window's
+utilization stack, numba_cuzk.timeline.stack; params.stack holds the window's and each
+phase's stack and the report's sentences), counters_overhead_pct (%: s/proof sampled vs the
+same rounds traced without counters, in the same call).
 Runs on the CPU backend too (--cpu, small sizes). Usage:
     python3 -m bench.engine [--out FILE] [--circuit bit_heavy] [--log 20] [--jobs 4]
         [--partitions 10] [--scaling 1,2,4,8,16] [--scaling-log K] [--workers N] [--cpu] [--timeline FILE]
-        [--repeat R] [--trace kernels] [--assembly thread[,process]] [--no-graphs] [--compare-graphs]
+        [--repeat R] [--trace kernels[,counters]] [--assembly thread[,process]] [--no-graphs] [--compare-graphs]
         [--switch-interval-ms MS] [--compare-switch MS]
 """
 
@@ -58,12 +62,13 @@ from bench import common
 from numba_cuzk import backend
 from numba_cuzk.circuits import build
 from numba_cuzk.engine import Engine, EngineConfig, Job
+from numba_cuzk.engine.config import trace_kinds
 from numba_cuzk.engine.synthesis import SynthesisPool
 from numba_cuzk.engine.workload import circuit_key, circuit_partitions
 from numba_cuzk.fileio import atomic_write
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.timing import PhaseTimer
-from numba_cuzk.timeline import analysis, reader
+from numba_cuzk.timeline import analysis, reader, report
 from numba_cuzk.timeline.reader import Timeline
 
 WARMUP = "warmup"
@@ -95,7 +100,7 @@ def scaling(circuit: str, log_n: int, counts: list[int], device: str) -> list[di
             print(f"synthesis {kind} x{workers}: {rate:.2f} partitions/s, {rate / base:.2f}x", flush=True)
             records.append(common.record(f"engine_synthesis_log{log_n}_{kind}_w{workers}", rate, "1/s", device, {
                 "circuit": circuit, "workers": workers, "kind": kind, "speedup_vs_1": round(rate / base, 3),
-                "partitions": len(synthesizers), "cores": os.cpu_count()}))
+                "partitions": len(synthesizers), "cores": os.cpu_count()}, timing=common.CALL_LATENCY))
     return records
 
 
@@ -136,7 +141,8 @@ def round_timeline(timeline: Timeline, jobs: set[str]) -> Timeline:
     kernel trace's clock figures."""
     mine = [e for e in timeline.events if e.get("job") in jobs]
     start, end = min(e["t_ms"] for e in mine), max(e.get("end_ms", e["t_ms"]) for e in mine)
-    return Timeline(timeline.header, [e for e in timeline.events if e.get("job") in jobs or e["event"] == "cupti_clock"
+    kept = ("cupti_clock", "cupti_unavailable", "counters_unavailable")  # about the whole trace
+    return Timeline(timeline.header, [e for e in timeline.events if e.get("job") in jobs or e["event"] in kept
                                       or ("job" not in e and start <= e["t_ms"] <= end)])
 
 
@@ -200,7 +206,7 @@ def gw_records(rounds: list[tuple[float, Timeline]], config: EngineConfig, param
         values = [r[name][0] for r in per_round if r[name][0] is not None]
         if values:
             records.append(common.record(f"engine_{name}{suffix}", statistics.median(values), unit, device,
-                                         {**run, **spread(values)}))
+                                         {**run, **spread(values)}, timing=common.CALL_LATENCY))
     for i, r in enumerate(per_round):
         print(f"engine gw={gw}{variant} round {i + 1}: " + ", ".join(f"{k} {v:.3f} {u}" for k, (v, u) in r.items()
                                                            if v is not None), flush=True)
@@ -236,12 +242,51 @@ def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float, conf
     overhead = 100 * (traced_s / untraced_s - 1)
     if not variant:
         print(f"tracing overhead: {traced_s:.3f} vs {untraced_s:.3f} s/proof, {overhead:+.1f}%", flush=True)
-    records = [common.record(f"engine_device_busy_kernels_gw2{variant}", min(kernel), "%", device, run),
+    records = [common.record(f"engine_device_busy_kernels_gw2{variant}", min(kernel), "%", device, run,
+                             timing=common.CALL_LATENCY),
                common.record(f"engine_s_per_proof_traced_gw2{variant}", traced_s, "s", device,
-                             {**run, **spread([s for s, _ in rounds])})]
+                             {**run, **spread([s for s, _ in rounds])}, timing=common.CALL_LATENCY)]
     if not variant:  # a variant's untraced twin did not run
         records.append(common.record("trace_overhead_pct", overhead, "%", device, {
-            **run, "traced_s_per_proof": round(traced_s, 4), "untraced_s_per_proof": round(untraced_s, 4)}))
+            **run, "traced_s_per_proof": round(traced_s, 4), "untraced_s_per_proof": round(untraced_s, 4)},
+                timing=common.CALL_LATENCY))
+    return records
+
+
+def counter_records(rounds: list[tuple[float, Timeline]], twin_s: float | None, config: EngineConfig,
+                    params: dict, device: str) -> list[dict]:
+    """The sampled engine's rounds (trace with "counters"): engine_sm_active_gw2 and
+    engine_pipe_util_gw2 (medians over the rounds of the steady window's stack), the stack of
+    the window and of each phase (the first round's, with the report's sentences), and
+    counters_overhead_pct: s/proof sampled vs ``twin_s``, the same rounds unsampled in the
+    same call."""
+    steady = [analysis.analyze(timeline, "steady") for _, timeline in rounds]
+    stacks = [a.stack for a in steady if a.stack is not None and a.stack.sm_active_pct is not None]
+    if not stacks:
+        why = next((a.counters_unavailable for a in steady if a.counters_unavailable), "no counters in the window")
+        print(f"counters: unavailable ({why}); no counter figures", flush=True)
+        return []
+    first = steady[0]
+    for line in report.stack_sentences(first):
+        print(f"stack: {line}", flush=True)
+    run = {**params, "gpu_workers_per_device": config.gpu_workers_per_device, "trace": config.trace,
+           "counters_period_ms": config.counters_period_ms, "counters_source": first.counters_source,
+           "graphs": config.graphs, "window_s": round(first.span_ms / 1e3, 3),
+           "stack": report.to_dict(first)["stack"]}
+    sampled_s = statistics.median(s for s, _ in rounds)
+    records = []
+    for name, values in (("engine_sm_active_gw2", [s.sm_active_pct for s in stacks]),
+                         ("engine_pipe_util_gw2", [s.pipe_pct for s in stacks if s.pipe_pct is not None])):
+        if values:
+            records.append(common.record(name, statistics.median(values), "%", device,
+                                         {**run, **spread(values), "pipe": stacks[0].pipe},
+                                         timing=common.CALL_LATENCY))
+    if twin_s:
+        overhead = 100 * (sampled_s / twin_s - 1)
+        print(f"counters overhead: {sampled_s:.4f} vs {twin_s:.4f} s/proof, {overhead:+.2f}%", flush=True)
+        records.append(common.record("counters_overhead_pct", overhead, "%", device, {
+            **{k: v for k, v in run.items() if k != "stack"}, "sampled_s_per_proof": round(sampled_s, 4),
+            "unsampled_s_per_proof": round(twin_s, 4)}, timing=common.CALL_LATENCY))
     return records
 
 
@@ -259,7 +304,10 @@ def main(argv=None) -> None:
     parser.add_argument("--timeline", help="keep the gw=2 engine's last round's timeline here (the traced "
                                            "engine's with --trace)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of the jobs in the gw=2 engine (default 1)")
-    parser.add_argument("--trace", choices=["kernels"], help="also run the gw=2 rounds with CUPTI kernel records")
+    parser.add_argument("--trace", help="also run the gw=2 rounds traced: 'kernels' (CUPTI kernel records), "
+                                        "'counters' (NVML GPM hardware counters: the utilization stack, and the "
+                                        "rounds once more without them for the sampling overhead) or both, "
+                                        "'kernels,counters'")
     parser.add_argument("--assembly", default="thread", help="proof assembly of the engines (thread or process); "
                                                              "a list (thread,process): the first is measured, the "
                                                              "others' gw=2 rounds are recorded as _assembly_KIND")
@@ -271,6 +319,10 @@ def main(argv=None) -> None:
     parser.add_argument("--compare-graphs", action="store_true",
                         help="with --trace: the traced rounds once more without CUDA graphs (records _direct)")
     args = parser.parse_args(argv)
+    try:
+        kinds = trace_kinds(args.trace)
+    except ValueError as exc:
+        parser.error(str(exc))
     gpu = not args.cpu and backend.cuda_available()
     device = common.gpu_name() if gpu else common.cpu_name()
     out = args.out or None
@@ -285,7 +337,7 @@ def main(argv=None) -> None:
     print(f"sequential: {seq:.3f} s/proof", flush=True)
     params = {"circuit": args.circuit, "log_constraints": args.log, "constraints": constraints, "jobs": args.jobs,
               "partitions": args.partitions}
-    records = [common.record("engine_sequential_s_per_proof", seq, "s", device, params)]
+    records = [common.record("engine_sequential_s_per_proof", seq, "s", device, params, timing=common.CALL_LATENCY)]
     assembly = args.assembly.split(",")
     with tempfile.TemporaryDirectory() as scratch:
         for gw in (1, 2):
@@ -309,6 +361,11 @@ def main(argv=None) -> None:
                 keep_timeline(traced[-1][1], args.timeline)
             untraced = statistics.median(s for s, _ in rounds)
             records += traced_records(traced, untraced, config, params, device)
+            if "counters" in kinds:  # the same rounds unsampled, in the same call: the sampling's cost
+                rest = ",".join(sorted(kinds - {"counters"})) or None
+                twin = engine_run(pk, work, replace(measured, trace=rest, timeline_path=Path(scratch) / "twin.jsonl"),
+                                  args.repeat)
+                records += counter_records(traced, statistics.median(s for s, _ in twin), config, params, device)
             if args.compare_graphs and config.graphs:
                 config = replace(config, graphs=False, timeline_path=Path(scratch) / "traced-direct.jsonl")
                 records += traced_records(engine_run(pk, work, config, args.repeat), untraced, config, params,

@@ -169,7 +169,8 @@ def run_cpu(threads: int, chain: int, runs: int, rng) -> list[dict]:
                  "ns_per_product_per_core_wall": round(cores * s / products * 1e9, 2), "min_max_s": [round(min(seconds), 4), round(max(seconds), 4)],
                  "variant": "wide (64-bit limbs)" if variant == "ptx" else "portable CIOS (32-bit limbs)",
                  "load_avg": os.getloadavg()[0]}
-        records.append(common.record(rec_name, products / s / 1e9, "G/s", cpu_device, shape))
+        records.append(common.record(rec_name, products / s / 1e9, "G/s", cpu_device, shape,
+                                     timing=common.CALL_LATENCY))
         print(f"{rec_name:18s} {products / s / 1e9:8.4f} G/s  {ns_per_core:7.1f} ns per product per core", flush=True)
     return records
 
@@ -209,10 +210,11 @@ def main() -> None:
         rec_name = name if variant == "ptx" else f"{name}_{variant}"
         peer = common.same_call_peer(args.peer, f"sppark_{rec_name}") or {
             "name": f"numba-cuzk CPU backend ({cpu_device})", "value": round(r["cpu_gops"], 4), "unit": "G/s"}
-        records.append(common.record(rec_name, r["gops"], "G/s", device, shape, peer=peer))
+        records.append(common.record(rec_name, r["gops"], "G/s", device, shape, peer=peer,
+                                     timing=common.DEVICE_THROUGHPUT))
         if variant == "ptx" and name in ("fr_mul", "fq_mul"):
             records.append(common.record(f"{name}_cpu", r["cpu_gops"], "G/s", cpu_device,
-                                         {"threads": threads, "chain": chain, "runs": 1}))
+                                         {"threads": threads, "chain": chain, "runs": 1}, timing=common.CALL_LATENCY))
         print(f"{rec_name:16s} {r['gops']:8.2f} G/s  {r['ms']:8.3f} ms  regs {r['regs']}  local {r['local_bytes']}  "
               f"cpu {r['cpu_gops']:.3f} G/s", flush=True)
     for block in args.sweep_blocks:  # launch shape sensitivity of the main variants
@@ -220,7 +222,8 @@ def main() -> None:
             r = run_variant(name, "ptx", params, threads, chain, block, rng, cpu_ref)
             print(f"{name} block {block}: {r['gops']:.2f} G/s", flush=True)
             records.append(common.record(f"{name}_block{block}", r["gops"], "G/s", device,
-                                         {"threads": threads, "chain": chain, "block": block, "variant": "ptx"}))
+                                         {"threads": threads, "chain": chain, "block": block, "variant": "ptx"},
+                                             timing=common.DEVICE_THROUGHPUT))
     path = common.write(records, "field", args.out)
     print(common.markdown_table(records))
     print(f"wrote {path}")

@@ -5,7 +5,7 @@ A latency-critical thread makes ``--calls`` short calls that release the GIL (as
 worker's driver calls and queue waits do) while another thread runs pure-Python big-int
 arithmetic (as an epilogue's Horner sums and conversions do). Each release hands the GIL
 to the busy thread, which keeps it until the switch interval forces it back: up to one
-interval per call. Records (bench/results/host-<date>.json): gil_convoy_calls_ms_switchN
+interval per call. Records (bench/results/host/): gil_convoy_calls_ms_switchN
 (ms for the calls, median of --runs, N the interval in us) and gil_convoy_calls_ms_alone.
 
     python3 -m bench.gil [--calls 20] [--runs 50] [--intervals 5000,500] [--out FILE]
@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 
-from bench.common import cpu_name, record, write
+from bench.common import CALL_LATENCY, cpu_name, record, write
 
 _P = (1 << 381) - 1  # an Fq-sized modulus
 
@@ -70,7 +70,8 @@ def main() -> None:
         times = convoy_ms(args.calls, args.runs, interval)
         median = statistics.median(times)
         records.append(record(f"gil_convoy_calls_ms_{label}", median, "ms", device, {
-            "calls": args.calls, "runs": args.runs, "stat": "median", "min": min(times), "max": max(times)}))
+            "calls": args.calls, "runs": args.runs, "stat": "median", "min": min(times), "max": max(times)},
+                timing=CALL_LATENCY))
         print(f"{label:>12}: {args.calls} GIL-releasing calls in {median:.2f} ms (min {min(times):.2f}, "
               f"max {max(times):.2f})", flush=True)
     write(records, "host", args.out)

@@ -7,8 +7,8 @@
 #   bench/gpu_check.sh COMMIT all         every GPU test in one `pytest -m gpu` call: the
 #   kernels' tests and the GPU-only ones the simulator skips (the GPU prover with queued
 #   proofs, the engine on every GPU, a whole zkey checked on the device, GPU MSMs against
-#   arkworks). Run it whenever prover or engine code changes; its log, $OUT/gpu-tests-DATE.log
-#   (also written to bench/results/), goes with the results. A skipped test fails it.
+#   arkworks). Run it whenever prover or engine code changes; its log,
+#   $OUT/gpu-tests-HOST-COMMIT-DATE.log (also written to bench/results/gpu-tests/), goes with the results. A skipped test fails it.
 #   `numba-cuzk compile` fills the kernel cache first, and with pytest-xdist the tests run
 #   in $GPU_TEST_WORKERS processes (default 8), which compile the tests' own kernels
 #   side by side: one process took over 330 s for the first 15 tests' G2 kernels.
@@ -34,6 +34,10 @@
 #   kernels' SASS and instruction mix, $OUT/sass.tgz), ncu on bench.profile (the NTT pass's and the
 #   accumulations' stall reasons, $OUT/ncu.txt); KERNEL_STEPS="msm ...;ntt ..." runs other steps,
 #   KERNEL_PROFILE=0 skips bench.sass and ncu
+#   bench/gpu_check.sh COMMIT counters    issue 36 (~7 min): bench.counters (NVML GPM against ncu over the
+#   same launches of an NTT, accumulate_g1, accumulate_g2: $OUT/counters.json), then bench.engine
+#   --trace kernels,counters, 3 rounds (engine_sm_active_gw2, engine_pipe_util_gw2, the stack,
+#   counters_overhead_pct: $OUT/engine-counters.json), its timeline, report and PNG
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check (17f405d); $OUT/compile.log, soak.log
@@ -71,15 +75,23 @@ every_gpu_test() {
     return $rc
 }
 
+gpu_host() {  # the host part of a result's file name (bench/common.host_slug): h200, h200x2
+    python3 -c 'import subprocess
+from bench.common import host_slug
+names = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                       text=True).stdout.splitlines()
+print(host_slug(names[:1] or ["unknown"]) + (f"x{len(names)}" if len(names) > 1 else ""))'
+}
+
 for arg in "$@"; do
     if [ "$arg" = all ]; then
-        log="$out/gpu-tests-$(date -u +%F).log"
+        log="$out/gpu-tests-$(gpu_host)-$commit-$(date -u +%F).log"  # bench/results/gpu-tests/'s name
         echo "=== every GPU test: pytest -m gpu tests"
         every_gpu_test > "$log" 2>&1 || status=1
         if grep -Eq "^SKIPPED|[0-9]+ skipped" "$log"; then
             echo "FAILED: GPU tests skipped on the GPU (the SKIPPED lines of $log say why)"; status=1
         fi
-        mkdir -p bench/results && cp "$log" bench/results/
+        mkdir -p bench/results/gpu-tests && cp "$log" bench/results/gpu-tests/
         grep -E "^(FAILED|ERROR|SKIPPED)" "$log" | head -40; tail -2 "$log"
         continue
     fi
@@ -132,11 +144,13 @@ for arg in "$@"; do
         python3 -m numba_cuzk.cli compile > "$log" 2>&1 || status=1
         tail -1 "$log"
         peer=""  # sppark's figures from this call, the ntt and field steps' peer (--peer)
+        msm_peer=""  # sppark's MSM (built by sppark.sh), run by bench.msm on its own inputs (--sppark)
         if [ -d peer/sppark ]; then
             COMMIT=$commit bash bench/peer/sppark.sh "$out/sppark.jsonl" 2>&1 | tee -a "$log" | tail -8
             [ "${PIPESTATUS[0]}" -eq 0 ] && peer="--peer $out/sppark.jsonl" || { status=1; echo "FAILED: sppark peer"; }
+            [ -x "${TMPDIR:-/tmp}/sppark_msm" ] && msm_peer="--sppark ${TMPDIR:-/tmp}/sppark_msm"
         else
-            echo "no peer/sppark (carry it): ntt and field records keep issue 18's sppark anchors" | tee -a "$log"
+            echo "no peer/sppark (carry it): the ntt, field and msm records get no sppark peer" | tee -a "$log"
         fi
         IFS=';' read -ra steps <<< "${KERNEL_STEPS:-msm --g1 20,24 --g2 16,20 --sweep window_delta=-1,1 --sweep scatter=1,2 --sweep chunk=256 --sweep segment=64;ntt --sizes 24 --phase-sizes 24;field;groth16 --sizes 20 --cpu '';groth16 --sizes 20 --cpu '' --circuit mimc}"
         for step in "${steps[@]}"; do
@@ -145,7 +159,7 @@ for arg in "$@"; do
                 k=2; while [ -e "$out/$name-$k.json" ]; do k=$((k + 1)); done; name=$name-$k
             fi
             echo "=== bench.$step" >> "$log"
-            case $name in ntt*|field*) with_peer=$peer ;; *) with_peer="" ;; esac
+            case $name in ntt*|field*) with_peer=$peer ;; msm*) with_peer=$msm_peer ;; *) with_peer="" ;; esac
             eval "timeout ${BENCH_TIMEOUT:-300} python3 -m bench.$step $with_peer --out $out/$name.json" 2>&1 \
                 | grep -v -E "Warning|warn\(" | tee -a "$log" | tail -12
             [ "${PIPESTATUS[0]}" -eq 0 ] || { status=1; echo "FAILED: bench.$step"; }
@@ -186,6 +200,22 @@ for arg in "$@"; do
             || status=1
         "$ncu" -i "$out/diag.ncu-rep" > "$out/ncu-diag.txt" 2>&1
         ls -la "$out"; head -c 600 "$out/ncu-source.csv"
+        continue
+    fi
+    if [ "$arg" = counters ]; then
+        # issue 36 (~7 min): the counters against Nsight Compute, then the engine's stack
+        echo "=== counters: bench.counters (GPM vs ncu), bench.engine --trace kernels,counters"
+        python3 -m numba_cuzk.cli compile > "$out/counters-compile.log" 2>&1 || status=1  # ~60 s into an empty cache
+        ncu=$(find_ncu)
+        timeout "${COUNTERS_TIMEOUT:-180}" python3 -m bench.counters --ncu "${ncu:-/usr/local/cuda/bin/ncu}" \
+            --out "$out/counters.json" > "$out/counters.log" 2>&1 || { status=1; echo "FAILED: bench.counters"; }
+        grep -v -E "Warning|warn\(" "$out/counters.log" | tail -8
+        timeout "${ENGINE_TIMEOUT:-330}" python3 -m bench.engine --workers 15 --scaling "" --jobs 4 --repeat 3 \
+            --trace kernels,counters --timeline "$out/timeline-counters.jsonl" --out "$out/engine-counters.json" 2>&1 \
+            | grep -v Warning > "$out/engine-counters.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+        grep -E "^(stack|counters|traced|tracing|engine gw=2)" "$out/engine-counters.log" | tail -16
+        python3 -m numba_cuzk.cli timeline "$out/timeline-counters.jsonl" --window steady \
+            --png "$out/timeline-counters.png" > "$out/timeline-counters.txt" 2>&1 || status=1
         continue
     fi
     if [ "$arg" = engine ]; then

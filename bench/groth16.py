@@ -5,7 +5,7 @@ bit-heavy one: a witness of 0s and 1s like Filecoin's) of at most 2^K - n_public
 constraints, an insecure local setup on the GPU straight into a device-resident key
 (setup(resident=True): the queries stay where setup made them, B2 in pinned host memory
 when the plan streams it; --host-key: copied back to the host and uploaded by the Prover),
-a Prover, one warm-up proof, then --runs proofs. Records (bench/results/groth16-<date>.json):
+a Prover, one warm-up proof, then --runs proofs. Records (bench/results/groth16/):
 prove_logK (ms: wall time of prove(), witness upload to verified proof, median), with
 params holding the median device ms of each phase (CUDA events: upload, matvec, ntt, msm_a,
 msm_b1, msm_b2, msm_c, msm_h, download; stream_<query>: a streamed query's copies, which
@@ -25,7 +25,6 @@ bit_heavy puts its name after the size (prove_log20_mimc, setup_log20_mimc_s). E
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
 import resource
 import statistics
@@ -110,7 +109,7 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
               "stat": "median", "phases_ms": by_phase, "setup_s": round(t_setup, 2), "build_s": round(t_build, 2),
               "streamed": list(plan.streamed), "key": "resident" if resident else "host"}
     print(f"{name}: {statistics.median(walls):.1f} ms  {by_phase}  (setup {t_setup:.1f} s)", flush=True)
-    records = [common.record(name, statistics.median(walls), "ms", device, params)]
+    records = [common.record(name, statistics.median(walls), "ms", device, params, timing=common.CALL_LATENCY)]
     if not gpu:
         return records
     device_ms = statistics.median(sum(ms for k, ms in p.items() if k not in HOST_PHASES | STREAM_PHASES)
@@ -125,12 +124,15 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     print(f"{name}: device phases {device_ms:.1f} ms; peak GPU memory {used / GB:.2f} GB "
           f"({memory_params})", flush=True)
     return records + [
-        common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)}),
-        common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params),
+        common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)},
+                      timing=common.DEVICE_THROUGHPUT),
+        common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params, timing=common.CALL_LATENCY),
         common.record(f"setup_log{log_n}{suffix}_s", t_setup, "s", device,
-                      {"circuit": circuit, "gpu": True, "steps_ms": {k: round(v) for k, v in setup_steps.items()}}),
+                      {"circuit": circuit, "gpu": True, "steps_ms": {k: round(v) for k, v in setup_steps.items()}},
+                          timing=common.CALL_LATENCY),
         common.record(f"{name}_peak_host_gb", peak_rss_bytes() / GB, "GB", device,
-                      {"what": "the process's peak resident set (ru_maxrss): build, setup, prover and proofs"}),
+                      {"what": "the process's peak resident set (ru_maxrss): build, setup, prover and proofs"},
+                          timing=common.CALL_LATENCY),
     ]
 
 
@@ -151,7 +153,7 @@ def main(argv=None) -> None:
     parser.add_argument("--host-key", action="store_true", help="setup copies the key back to the host, and the "
                         "Prover uploads it (the path before resident keys)")
     args = parser.parse_args(argv)
-    out = args.out or common.RESULTS / f"groth16-{datetime.date.today().isoformat()}.json"
+    out = args.out or common.result_path("groth16", [common.gpu_name()])  # GPU and CPU records in one file
     budget = None if args.budget_gb is None else int(args.budget_gb * GB)
     for log_n in [int(x) for x in args.sizes.split(",") if x]:
         common.write(bench_size(log_n, args.circuit, True, args.runs, common.gpu_name(), budget, args.host_key),

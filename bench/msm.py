@@ -1,29 +1,32 @@
-"""MSM device time on the GPU: G1 at 2^16-2^24, G2 at 2^16-2^22, against py-arkworks-bls12381
-on all CPU cores and against a floor from the bucket-addition rate measured in the same run.
+"""MSM on the GPU: G1 at 2^16-2^24, G2 at 2^16-2^22, each result checked, each size timed two
+ways, against sppark's msm_t on the same inputs in the same call (--sppark).
 
-Records (bench/results/msm-<date>.json, ms): msm_g1_logK (bases resident, scalars already
-on the device; device time: the kernels up to the window sums, without the host's Horner
-combination), msm_g1_logK_upload (wall time of the whole call as sppark's anchor in issue 5
-counts it: scalars handed over in pageable host memory (msm stages them through pinned
-buffers: msm/staging.py), the kernels, the window sums' download and the host
-combination, to_point; sppark's figure includes its host-side
-window sum too; params host_combine_ms: to_point alone on downloaded sums, and the upload's
-parts: stage_ms, host_copy_gbs, dma_gbs, see upload_parts),
-msm_g1_logK_bits (90% of the scalars in {0, 1}), msm_g2_logK; msm_g1_add_rate /
-msm_g2_add_rate (G adds/s: the accumulate kernel on perfectly balanced buckets of 32
-random bases, the MSM's own mixed-add rate with its gathers). Each MSM record carries
-floor_ms = windows * n / add_rate and the ratio to it, and stages_ms: each stage's device ms
-(classify, scan, scatter, accumulate, combine, reduce, levels; events between them). Device
-time by CUDA events, median of --runs after warm-up.
+Records (bench/results/msm/, ms), params.timing saying how each was timed:
+- msm_<curve>_logK, ``device-throughput``: bases resident, scalars on the device, CUDA
+  events back to back: the kernels up to the window sums, without the host's Horner
+  combination; stages_ms: each stage's device ms (classify, scan, scatter, accumulate,
+  combine, reduce, levels; events between them); floor_ms = windows * n / add_rate and the
+  ratio to it.
+- msm_<curve>_logK_call, ``call-latency``: one call at a time to an affine point
+  (to_point(msm(...)) with the scalars on the device), the host's work included; peer:
+  sppark's invoke with device scalars (same inputs, same call); arkworks_ms where timed.
+- msm_<curve>_logK_upload, ``call-latency``: the same with host scalars (pageable memory,
+  staged through pinned buffers: msm/staging.py), host scalars in, affine point out, for G1
+  and G2; peer: sppark's invoke with host scalars; params host_combine_ms (to_point alone)
+  and the upload's parts (stage_ms, host_copy_gbs, dma_gbs: upload_parts).
+- msm_g1_logK_bits (90% of the scalars in {0, 1}); msm_g1_add_rate / msm_g2_add_rate (G
+  adds/s: the accumulate kernel on perfectly balanced buckets of 32 random bases, the MSM's
+  own mixed-add rate with its gathers), both device-throughput.
 
 Bases: P_i = T1[i mod 4096] + T2[i div 4096], T1 = (1..4096) Q1 and T2 = (1..) Q2 for random
 Q1, Q2 (arkworks additions), summed on the GPU and made affine by the curve package's
-batched inversion: n distinct points, never a tiled small set. Results are checked before
-timing: against arkworks' multiexp_unchecked on the same bases at 2^16 and 2^20 (G1, where
-arkworks is also timed as the peer) and 2^16 (G2; the 0/1 scalars too); other sizes must
-at least not return the identity. Usage:
+batched inversion: n distinct points, never a tiled small set. Every result is checked
+before timing against the closed form sum s_i k_i G (bench/msm_check.py), and against
+arkworks' multiexp_unchecked at 2^16 and 2^20 (G1) and 2^16 (G2; the 0/1 scalars too);
+sppark's result must equal ours. --check-g1 / --check-g2 check more sizes without timing
+them (the prover's 2^25-2^27). Usage:
     python3 -m bench.msm [--out FILE] [--g1 16,18,20,22,24] [--g2 16,20,22] [--runs 5]
-                         [--sweep KEY=V1,V2,...] ...
+                         [--sppark /tmp/sppark_msm] [--check-g1 25,26,27] [--sweep KEY=V1,V2,...] ...
 
 --sweep times each size again with msm's plan override KEY (window, chunk, segment or scatter: see
 plan.py) set to each value, its result checked against the default plan's, recorded as
@@ -37,15 +40,15 @@ choice at every size in one run. No recompilation: one run tunes them all.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
+import subprocess
 import time
 from functools import lru_cache
 
 import numpy as np
 from numba import cuda
 
-from bench import common
+from bench import common, msm_check
 from numba_cuzk.curve import kernels as curve_kernels
 from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.curve.points import point_ops
@@ -59,7 +62,6 @@ from tests.msm import inputs
 TABLE_LOG = 12
 ARK_CHECK = {"G1": (16, 20), "G2": (16,)}
 ARK_PEER = (16, 20)
-SPPARK_UPLOAD_MS = {16: 7.8, 18: 20.7, 20: 23.2, 22: 57.6, 24: 175.0}  # issue 5, this H200
 RATE_LOG, RATE_CHUNK = 20, 32
 # msm's plan overrides; threads per block; window bits relative to the plan's
 SWEEP_KEYS = ("window", "chunk", "segment", "scatter", "threads", "window_delta")
@@ -73,19 +75,31 @@ def _gather(curve):
     load, store, from_affine = P.load, P.store, P.xyzz_from_affine
 
     @cuda.jit
-    def gather(t1, t2, log_t1, n, pairs):
+    def gather(t1, t2, log_t1, first, n, pairs):
         i = cuda.grid(1)
         if i < n:
             a = local_u32(A)
             x = local_u32(X)
-            load(a, t1, i & ((1 << log_t1) - 1), 2)
+            load(a, t1, (first + i) & ((1 << log_t1) - 1), 2)
             from_affine(x, a)
             store(pairs, 2 * i, x, 4)
-            load(a, t2, i >> log_t1, 2)
+            load(a, t2, (first + i) >> log_t1, 2)
             from_affine(x, a)
             store(pairs, 2 * i + 1, x, 4)
 
     return gather
+
+
+@cuda.jit
+def _put_columns(dst, src, first):
+    """dst[:, first + i] = src[:, i]: a chunk of bases into the whole set."""
+    i = cuda.grid(1)
+    if i < src.shape[1]:
+        for row in range(src.shape[0]):
+            dst[row, first + i] = src[row, i]
+
+
+CHUNK_LOG = 22  # bases built 2^22 at a time: the XYZZ pairs of 2^27 G2 bases at once would take 154 GB
 
 
 class BaseSet:
@@ -99,11 +113,22 @@ class BaseSet:
         self.d2 = cuda.to_device(inputs.ark_points_to_limbs(self.t2, curve))
 
     def device(self, n: int):
-        """(2L, n) affine bases on the GPU (the reduce kernel's sum mode adds the pairs)."""
+        """(2L, n) affine bases on the GPU, built CHUNK_LOG at a time."""
+        if n <= 1 << CHUNK_LOG:
+            return self._chunk(0, n)
+        out = cuda.device_array((2 * self.curve.limbs, n), dtype=np.uint32)
+        for first in range(0, n, 1 << CHUNK_LOG):
+            chunk = self._chunk(first, min(1 << CHUNK_LOG, n - first))
+            _put_columns[(chunk.shape[1] + 127) // 128, 128](out, chunk, first)
+        cuda.synchronize()
+        return out
+
+    def _chunk(self, first: int, n: int):
+        """Bases first..first+n-1 (the reduce kernel's sum mode adds the pairs)."""
         X = 4 * self.curve.limbs
         pairs = cuda.device_array((X, 3 * n), dtype=np.uint32)
         blocks = (n + 127) // 128
-        _gather(self.curve)[blocks, 128](self.d1, self.d2, TABLE_LOG, n, pairs)
+        _gather(self.curve)[blocks, 128](self.d1, self.d2, TABLE_LOG, first, n, pairs)
         dummy_offsets = cuda.to_device(np.zeros((1, 2), dtype=np.int32))
         dummy_out = cuda.device_array((X, 1), dtype=np.uint32)
         dummy_buckets = cuda.to_device(np.zeros((1, 1), dtype=np.int32))
@@ -123,6 +148,13 @@ class BaseSet:
 def add_rate(curve, bases, runs: int) -> float:
     """Mixed adds per second (G/s) of the accumulate kernel on 2^RATE_LOG random bases in
     buckets of exactly RATE_CHUNK: the MSM's bucket step without imbalance or sorting."""
+    ms = common.median(common.device_time_ms(accumulate_launch(curve, bases), runs=runs, warmup=1))
+    return (1 << RATE_LOG) / (ms * 1e-3) / 1e9
+
+
+def accumulate_launch(curve, bases):
+    """One launch of the accumulate kernel over 2^RATE_LOG bases in buckets of RATE_CHUNK
+    (a callable; add_rate times it, bench.counters reads its counters)."""
     n = 1 << RATE_LOG
     chunks = n // RATE_CHUNK
     rng = np.random.default_rng(5)
@@ -136,10 +168,8 @@ def add_rate(curve, bases, runs: int) -> float:
     kernels = K.POINT_KERNELS[curve.name]
     blocks = -(-chunks * kernels["lanes"] // K.THREADS)
     kernel = kernels["accumulate"]
-    launch = lambda: kernel[blocks, K.THREADS](bases, d_entries, offsets, chunk_offsets, RATE_CHUNK, kinds,
-                                               K.ONES_PER, chunks, points)
-    ms = common.median(common.device_time_ms(launch, runs=runs, warmup=1))
-    return n / (ms * 1e-3) / 1e9
+    return lambda: kernel[blocks, K.THREADS](bases, d_entries, offsets, chunk_offsets, RATE_CHUNK, kinds,
+                                             K.ONES_PER, chunks, points)
 
 
 def time_msm(bases, scalars, out, runs: int, **options) -> float:
@@ -234,7 +264,7 @@ def parse_sweep(items: list[str]) -> list[tuple[str, int]]:
 
 
 def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng, results,
-                sweep: list[tuple[str, int]] = ()) -> list[dict]:
+                sweep: list[tuple[str, int]] = (), sppark: str | None = None) -> list[dict]:
     """Records of one curve, each size's appended to ``results`` as soon as it is measured
     (a run cut short by a time limit keeps what it measured)."""
     records = []
@@ -245,7 +275,8 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
     rate = add_rate(curve, rate_bases.points, runs)
     del rate_bases
     records.append(common.record(f"msm_{name}_add_rate", rate, "G/s", device,
-                                 {"chunk": RATE_CHUNK, "log_n": RATE_LOG, "kernel": "accumulate"}))
+                                 {"chunk": RATE_CHUNK, "log_n": RATE_LOG, "kernel": "accumulate"},
+                                 timing=common.DEVICE_THROUGHPUT))
     common.write(records[-1:], "msm", results)
     print(f"{curve.name} bucket add rate {rate:.3f} G/s ({time.perf_counter() - t0:.1f} s incl. compile)", flush=True)
     for log_n in logs:
@@ -253,24 +284,24 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
         t0 = time.perf_counter()
         n = 1 << log_n
         plan = make_plan(n)
-        bases = upload_bases(base_set.device(n), curve)
+        built = base_set.device(n)
+        host_bases = built.copy_to_host() if sppark else None
+        bases = upload_bases(built, curve)
+        del built
         scalars = inputs.random_scalar_limbs(n, rng)
         d_scalars = cuda.to_device(scalars)
         out = cuda.device_array(result_shape(n, curve), dtype=np.uint32)
         got = to_point(msm(bases, d_scalars, out=out))
-        if got is None:
-            raise AssertionError(f"{curve.name} 2^{log_n}: identity for random scalars")
-        checked = "nonidentity"
-        peer = None
+        checked = msm_check.check(curve, log_n, scalars, got)
+        ark_ms = None
         if log_n in ARK_CHECK[curve.name] or (curve is G1 and log_n in ARK_PEER):
             ark_points = base_set.ark(n)
             want = inputs.ark_to_reference(inputs.ark_msm(ark_points, scalars, curve), curve)
             if got != want:
                 raise AssertionError(f"{curve.name} 2^{log_n}: GPU result differs from arkworks")
-            checked = "arkworks"
+            checked += ", arkworks"
             if log_n in ARK_PEER:
-                peer = {"name": f"py-arkworks-bls12381 multiexp ({os.cpu_count()} threads)",
-                        "value": round(ark_time_ms(ark_points, scalars, curve), 3), "unit": "ms"}
+                ark_ms = round(ark_time_ms(ark_points, scalars, curve), 3)
         floor = plan.windows * n / (rate * 1e9) * 1e3
         params = {"window": plan.c, "windows": plan.windows, "chunk": plan.chunk, "runs": runs, "stat": "median",
                   "checked": checked, "floor_ms": round(floor, 3)}
@@ -278,17 +309,24 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
         stages = stage_ms(bases, d_scalars, out, runs)
         print(f"{curve.name} 2^{log_n} stages (ms): {stages}", flush=True)
         records.append(common.record(f"msm_{name}_log{log_n}", ms, "ms", device,
-                                     params | {"vs_floor": round(ms / floor, 2), "stages_ms": stages}, peer))
-        if curve is G1:
-            ms_up, ms_combine = time_msm_to_point(bases, scalars, out, runs)
-            parts = upload_parts(scalars, runs)
-            print(f"{curve.name} 2^{log_n} upload: {ms_up:.2f} ms wall; {parts}", flush=True)
-            anchor = {"name": "sppark G1 (issue 5 anchor, scalar upload)", "value": SPPARK_UPLOAD_MS[log_n],
-                      "unit": "ms"} if log_n in SPPARK_UPLOAD_MS else None
-            records.append(common.record(
-                f"msm_{name}_log{log_n}_upload", ms_up, "ms", device,
-                params | {"vs_floor": round(ms_up / floor, 2), "timed": "wall: upload, kernels, download, to_point",
-                          "host_combine_ms": round(ms_combine, 3), **parts}, anchor))
+                                     params | {"vs_floor": round(ms / floor, 2), "stages_ms": stages},
+                                     timing=common.DEVICE_THROUGHPUT))
+        peer_figures, agreed = None, {}
+        if sppark:
+            # ours is the closed form's; a sppark result that differs is flagged on the records, not fatal:
+            # the later sizes still run
+            try:
+                peer_figures = msm_check.sppark_msm(sppark, curve, host_bases, scalars, runs)
+            except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as exc:
+                print(f"{curve.name} 2^{log_n}: sppark's MSM failed, no peer: {exc}", flush=True)
+            if peer_figures:
+                same = msm_check.sppark_point(peer_figures, curve) == got
+                agreed = {"sppark_result": "equal" if same else "DIFFERS (layout of the inputs handed over?)"}
+                print(f"{curve.name} 2^{log_n} sppark: host scalars {peer_figures['upload_ms']:.2f} ms, device "
+                      f"scalars {peer_figures['device_ms']:.2f} ms, result {agreed['sppark_result']}", flush=True)
+        del host_bases
+        records += call_records(curve, log_n, bases, scalars, d_scalars, out, runs, device, params | agreed, floor,
+                                peer_figures, ark_ms)
         if bits:
             b = inputs.bits_scalar_limbs(n, rng)
             d_b = cuda.to_device(b)
@@ -299,7 +337,7 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
                     raise AssertionError(f"{curve.name} 2^{log_n}: 0/1 scalars differ from arkworks")
             ms_b = time_msm(bases, d_b, out, runs)
             records.append(common.record(f"msm_{name}_log{log_n}_bits", ms_b, "ms", device,
-                                         params | {"share_01": 0.9}))
+                                         params | {"share_01": 0.9}, timing=common.DEVICE_THROUGHPUT))
         for key, value in sweep:
             if key == "window_delta":
                 key, value = "window", make_plan(n).c + value
@@ -318,7 +356,8 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
                 params | {"window": override.c, "windows": override.windows, "chunk": override.chunk,
                           "segment": override.segment, "scatter_windows": override.scatter_windows,
                           "floor_ms": round(floor_s, 3),
-                          "vs_floor": round(ms_s / floor_s, 2), "stages_ms": stages_s}))
+                          "vs_floor": round(ms_s / floor_s, 2), "stages_ms": stages_s},
+                timing=common.DEVICE_THROUGHPUT))
             print(f"{curve.name} 2^{log_n} {key}={value}: {ms_s:.2f} ms, stages {stages_s}", flush=True)
             clear_cache()  # one workspace per plan: drop the swept one
         common.write(records[first:], "msm", results)
@@ -326,6 +365,50 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
         del bases, d_scalars
         clear_cache()
     return records
+
+
+def call_records(curve, log_n: int, bases, scalars: np.ndarray, d_scalars, out, runs: int, device: str,
+                 params: dict, floor: float, sppark: dict | None, ark_ms: float | None) -> list[dict]:
+    """The two call-latency records, each call whole to an affine point (to_point): ``_call``
+    (scalars resident on the device) and ``_upload`` (host scalars in, staged through pinned
+    buffers), with sppark's msm_t::invoke on the same inputs in the same call as peer."""
+    name = curve.name.lower()
+    call_ms = common.median(common.call_latency_ms(lambda: to_point(msm(bases, d_scalars, out=out)), runs=runs))
+    ms_up, ms_combine = time_msm_to_point(bases, scalars, out, runs)
+    parts = upload_parts(scalars, runs)
+    print(f"{curve.name} 2^{log_n}: call {call_ms:.2f} ms, upload {ms_up:.2f} ms wall; {parts}", flush=True)
+    extra = {"host_combine_ms": round(ms_combine, 3), **({"arkworks_ms": ark_ms, "arkworks_threads": os.cpu_count()}
+                                                          if ark_ms else {})}
+    return [
+        common.record(f"msm_{name}_log{log_n}_call", call_ms, "ms", device,
+                      params | {"vs_floor": round(call_ms / floor, 2), "scalars": "device", **extra,
+                                "timed": "wall per call: kernels, download, to_point"},
+                      msm_check.peer(sppark, "device_ms") if sppark else None, timing=common.CALL_LATENCY),
+        common.record(f"msm_{name}_log{log_n}_upload", ms_up, "ms", device,
+                      params | {"vs_floor": round(ms_up / floor, 2), "scalars": "host", **extra, **parts,
+                                "timed": "wall per call: upload, kernels, download, to_point"},
+                      msm_check.peer(sppark, "upload_ms") if sppark else None, timing=common.CALL_LATENCY),
+    ]
+
+
+def check_sizes(curve, logs: list[int], rng) -> None:
+    """The plan of each size in ``logs`` checked on the device against the closed form, no
+    timing (2^25-2^27: the prover's sizes beyond the timed ones)."""
+    if not logs:
+        return
+    base_set = BaseSet(curve, max(logs))
+    for log_n in logs:
+        t0 = time.perf_counter()
+        n = 1 << log_n
+        bases = upload_bases(base_set.device(n), curve)
+        scalars = inputs.random_scalar_limbs(n, rng)
+        got = to_point(msm(bases, cuda.to_device(scalars), out=cuda.device_array(result_shape(n, curve),
+                                                                                 dtype=np.uint32)))
+        checked = msm_check.check(curve, log_n, scalars, got)
+        print(f"{curve.name} 2^{log_n}: plan {make_plan(n)} checked: {checked} [{time.perf_counter() - t0:.1f} s]",
+              flush=True)
+        del bases
+        clear_cache()
 
 
 def block_size_record(bases, scalars, out, expected, runs: int, threads: int, name: str, log_n: int, device: str,
@@ -340,7 +423,8 @@ def block_size_record(bases, scalars, out, expected, runs: int, threads: int, na
     finally:
         K.THREADS = default
     print(f"{name} 2^{log_n} threads={threads}: {ms:.2f} ms", flush=True)
-    return common.record(f"msm_{name}_log{log_n}_threads{threads}", ms, "ms", device, params | {"threads": threads})
+    return common.record(f"msm_{name}_log{log_n}_threads{threads}", ms, "ms", device, params | {"threads": threads},
+                         timing=common.DEVICE_THROUGHPUT)
 
 
 def main(argv=None) -> None:
@@ -349,6 +433,10 @@ def main(argv=None) -> None:
     parser.add_argument("--g1", default="16,18,20,22,24")
     parser.add_argument("--g2", default="16,20,22")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--sppark", help="bench/peer/sppark.sh's sppark_msm binary: sppark's MSM on the same bases "
+                                         "and scalars, the _call and _upload records' peer")
+    parser.add_argument("--check-g1", default="", help="G1 sizes only checked against the closed form (e.g. 25,26,27)")
+    parser.add_argument("--check-g2", default="", help="G2 sizes only checked against the closed form")
     parser.add_argument("--sweep", action="append", default=[],
                         help="KEY=V1,V2 (window, chunk, segment, scatter, threads, window_delta)")
     args = parser.parse_args(argv)
@@ -356,12 +444,14 @@ def main(argv=None) -> None:
     device = common.gpu_name()
     rng = np.random.default_rng(2026)
     t0 = time.perf_counter()
-    out = args.out or common.RESULTS / f"msm-{datetime.date.today().isoformat()}.json"
+    out = args.out or common.result_path("msm", [device])
     records = []
     for curve, sizes, bits in ((G1, args.g1, True), (G2, args.g2, False)):
         logs = [int(x) for x in sizes.split(",") if x]
         if logs:
-            records += bench_curve(curve, logs, args.runs, device, bits, rng, out, sweep)
+            records += bench_curve(curve, logs, args.runs, device, bits, rng, out, sweep, args.sppark)
+    for curve, sizes in ((G1, args.check_g1), (G2, args.check_g2)):
+        check_sizes(curve, [int(x) for x in sizes.split(",") if x], rng)
     path = out
     print(f"{'name':24s} {'value':>10s} {'floor ms':>9s} {'x floor':>8s}  peer")
     for r in records:

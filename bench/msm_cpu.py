@@ -1,6 +1,6 @@
 """The CPU backend's MSM (msm/cpu.py, all cores) against py-arkworks-bls12381's multiexp.
 
-Records (bench/results/msm-<date>.json, ms, median of --runs after a warm-up):
+Records (bench/results/msm/, ms, median of --runs after a warm-up):
 msm_g1_logK_cpu, msm_g2_logK_cpu: host bases and random scalars to the affine point
 (msm then to_point), peer arkworks' multiexp_unchecked on the same points and scalars
 (scalars converted to arkworks objects before its clock starts; that conversion, which
@@ -53,7 +53,8 @@ def bench_size(curve, log_n: int, runs: int) -> dict:
               "verified": "arkworks multiexp_unchecked", "ark_scalar_conversion_ms": round(convert_ms, 1)}
     peer = {"name": f"py-arkworks-bls12381 multiexp_unchecked (cpu_s {ark_cpu:.3f})", "value": round(ark_ms, 2),
             "unit": "ms"}
-    rec = common.record(f"msm_{curve.name.lower()}_log{log_n}_cpu", ours_ms, "ms", common.cpu_name(), params, peer)
+    rec = common.record(f"msm_{curve.name.lower()}_log{log_n}_cpu", ours_ms, "ms", common.cpu_name(), params, peer,
+                        timing=common.CALL_LATENCY)
     print(f"{rec['name']}: {ours_ms:.0f} ms (cpu {ours_cpu:.2f} s), arkworks {ark_ms:.0f} ms (cpu {ark_cpu:.2f} s); "
           f"scalar conversion {convert_ms:.0f} ms; load {params['load_avg']:.1f}", flush=True)
     return rec

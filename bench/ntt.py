@@ -16,7 +16,10 @@ Per size (default 2^20, 2^22, 2^24, 2^26), on one resident vector, in place:
   the repeats' medians, ``repeat_medians_ms`` and ``spread_pct`` show the spread.
 Names: ``ntt_fr_logK_<kernel>``, ``coset_ntt_fr_logK_<kernel>``, ``ntt_phase_fr_logK_<kernel>``
 (``_unfused``: intt + coset_ntt), and the project's ``ntt_fr_logK`` / ``coset_ntt_fr_logK``
-for the kernel the prover uses (transform.VARIANT, named in params).
+for the kernel the prover uses (transform.VARIANT, named in params): params.timing
+``device-throughput`` (events back to back), sppark's figure of the same call (--peer) as
+peer; and ``ntt_fr_logK_call`` / ``coset_ntt_fr_logK_call``, ``call-latency``: one call at a
+time, synchronized, the host's issue time included.
 Floors: arithmetic, (n/2) log2 n Fr products at the Fr mul rate measured here (bench.field's
 chained-product kernel); memory, the bytes the passes move (per pass 32 n read + 32 n
 written, + 32 n of pre-twiddles after the first, + 32 n of g^i for a coset) at the
@@ -39,8 +42,6 @@ from numba_cuzk.ntt.kernels import PASS_KERNELS
 
 COSET_G = 7
 BASELINE = "radix2"
-SPPARK_MS = {20: 0.28, 22: 1.13, 24: 4.75, 26: 23.8}  # forward, natural order, this H200 (issue 4)
-SPPARK_COSET_MS = {24: 5.36}
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 NOMINAL_MUL_GOPS = 37.0  # used only in the simulator, where nothing can be timed
 REFERENCE_LOG = 10
@@ -214,28 +215,42 @@ def bench_size(log_n: int, args, rng, rate: float, bandwidth: float, device: str
             params["batch"] = 3
             params["calls"] = "intt + coset_ntt" if kind == "phase_unfused" else "shift_to_coset"
             name = f"ntt_phase_fr_log{log_n}_{variant}" + ("_unfused" if kind == "phase_unfused" else "")
-            records.append(common.record(name, ms, "ms", device, params))
+            records.append(common.record(name, ms, "ms", device, params, timing=common.DEVICE_THROUGHPUT))
             print(f"{name:36s} {ms:9.3f} ms  spread {params['spread_pct']:5.2f}%", flush=True)
             continue
         coset = kind == "coset_ntt"
         floor_mem = pass_bytes(log_n, variant, coset) / (bandwidth * 1e9) * 1e3
         params.update({"mul_floor_ms": round(floor_mul, 4), "x_mul_floor": round(ms / floor_mul, 3),
                        "mem_floor_ms": round(floor_mem, 4), "x_mem_floor": round(ms / floor_mem, 3)})
-        anchor = (SPPARK_COSET_MS if coset else SPPARK_MS).get(log_n)
         name = f"{kind}_fr_log{log_n}"
-        peer = common.same_call_peer(args.peer, f"sppark_{name}") or (
-            {"name": "sppark 17278d7 (issue 18)", "value": anchor, "unit": "ms"} if anchor else None)
-        records.append(common.record(f"{name}_{variant}", ms, "ms", device, params, peer))
+        peer = common.same_call_peer(args.peer, f"sppark_{name}")  # None without the same call's figure
+        records.append(common.record(f"{name}_{variant}", ms, "ms", device, params, peer,
+                                     timing=common.DEVICE_THROUGHPUT))
         if variant == transform.VARIANT:
-            records.append(common.record(name, ms, "ms", device, params, peer))
+            records.append(common.record(name, ms, "ms", device, params, peer, timing=common.DEVICE_THROUGHPUT))
             if kind == "ntt":
                 records.append(common.record(f"{name}_upload", upload + ms, "ms", device,
                                              {"variant": variant, "upload_ms_pinned": round(upload, 4),
-                                              "stat": "median"}))
+                                              "stat": "median"}, timing=common.DEVICE_THROUGHPUT))
+            records.append(call_record(kind, d, variant, log_n, args.runs, device, ms))
         print(f"{name + '_' + variant:36s} {ms:9.3f} ms  spread {params['spread_pct']:5.2f}%  "
               f"x{base_ms / ms:5.2f} vs {BASELINE}  x{ms / floor_mul:5.2f} mul floor  x{ms / floor_mem:5.2f} mem floor",
               flush=True)
     return records
+
+
+def call_record(kind: str, d, variant: str, log_n: int, runs: int, device: str, throughput_ms: float) -> dict:
+    """``<kind>_fr_logK_call``: one transform at a time (common.call_latency_ms), the ~0.1-0.4 ms
+    of host issue time that the back-to-back figure overlaps with the run before included."""
+    times = common.call_latency_ms(lambda: apply(kind, d, variant), runs=runs) if not SIMULATOR else time_ms(
+        lambda: apply(kind, d, variant), runs)
+    ms = common.median(times)
+    print(f"{kind}_fr_log{log_n}_call {ms:9.3f} ms (device throughput {throughput_ms:.3f} ms: host "
+          f"{ms - throughput_ms:+.3f} ms)", flush=True)
+    return common.record(f"{kind}_fr_log{log_n}_call", ms, "ms", device, {
+        "variant": variant, "runs": runs, "warmup": 2, "stat": "median", "in_place": True,
+        "min_max_ms": [round(min(times), 4), round(max(times), 4)],
+        "device_throughput_ms": round(throughput_ms, 4)}, timing=common.CALL_LATENCY)
 
 
 def main() -> None:
@@ -264,8 +279,10 @@ def main() -> None:
     print(f"Fr mul {rate:.2f} G/s{' (nominal: simulator)' if SIMULATOR else ''}, "
           f"d2d copy {bandwidth:.0f} GB/s", flush=True)
     records = [common.record("ntt_bench_fr_mul", rate, "G/s", device, {"threads": 1 << args.mul_threads_log,
-                                                                        "chain": 64, "role": "floor"}),
-               common.record("ntt_bench_copy_bw", bandwidth, "GB/s", device, {"role": "floor"})]
+                                                                        "chain": 64, "role": "floor"},
+                                                                            timing=common.DEVICE_THROUGHPUT),
+               common.record("ntt_bench_copy_bw", bandwidth, "GB/s", device, {"role": "floor"},
+                             timing=common.DEVICE_THROUGHPUT)]
     path = common.write(records, "ntt", args.out)
     for log_n in sizes:  # written size by size: a run cut short keeps what it measured
         size_records = bench_size(log_n, args, rng, rate, bandwidth, device)

@@ -7,7 +7,7 @@ of each curve (a table of 1024 distinct multiples of the generator, repeated), a
 stores them (Montgomery affine). GPU: device time from CUDA events (median of 5 after 2
 warm-ups); CPU backend: wall time of the same kernel on all cores (median of 3 after 1).
 Each run's status array is poisoned first and must come back all OK. Records (bench/
-results/curve-<date>.json): point_check_g1_ms_per_m, point_check_g2_ms_per_m (GPU) and
+results/curve/): point_check_g1_ms_per_m, point_check_g2_ms_per_m (GPU) and
 point_check_g1_cpu_ms_per_m, point_check_g2_cpu_ms_per_m, with the points and the spread.
 
     python3 -m bench.point_check [--log 20] [--cpu-log 16] [--out FILE]
@@ -71,11 +71,11 @@ def cpu_ms(curve, log: int) -> list[float]:
     return times
 
 
-def _record(name: str, times: list[float], log: int, device: str) -> dict:
+def _record(name: str, times: list[float], log: int, device: str, timing: str) -> dict:
     per_m = [t * 1e6 / (1 << log) for t in times]
     return common.record(name, statistics.median(per_m), "ms", device, {
         "points": 1 << log, "runs": len(per_m), "stat": "median", "min": min(per_m), "max": max(per_m),
-        "per": "million points"})
+        "per": "million points"}, timing=timing)
 
 
 def main(argv=None) -> None:
@@ -89,12 +89,13 @@ def main(argv=None) -> None:
         suffix = curve.name.lower()
         runs = []
         if backend.cuda_available():
-            runs.append((f"point_check_{suffix}_ms_per_m", gpu_ms(curve, args.log), args.log, common.gpu_name()))
+            runs.append((f"point_check_{suffix}_ms_per_m", gpu_ms(curve, args.log), args.log, common.gpu_name(),
+                         common.DEVICE_THROUGHPUT))
         if args.cpu_log:
             runs.append((f"point_check_{suffix}_cpu_ms_per_m", cpu_ms(curve, args.cpu_log), args.cpu_log,
-                         common.cpu_name()))
-        for name, times, log, device in runs:
-            records.append(_record(name, times, log, device))
+                         common.cpu_name(), common.CALL_LATENCY))
+        for name, times, log, device, timing in runs:
+            records.append(_record(name, times, log, device, timing))
             p = records[-1]["params"]
             print(f"{name}: {records[-1]['value']:.1f} ms per million points ({p['min']:.1f}-{p['max']:.1f}, "
                   f"{p['points']} points)", flush=True)

@@ -8,7 +8,7 @@ partition) in processes and handed over in shared memory, and the host budget bo
 the witnesses in flight to --in-flight (default 6: 26 GB at 2^27; with the key's 40 GB
 of host memory, the slots' 13 GB and a synthesis's second copy while it writes to
 /dev/shm, the 128 GB host keeps its margin). After a warm-up job of --warmup partitions, --jobs jobs are
-submitted at once. Records (bench/results/porep-<date>.json): porep_s_per_proof (s: the
+submitted at once. Records (bench/results/porep/): porep_s_per_proof (s: the
 round's wall time / jobs), porep_device_busy (%, the steady window's phase figure),
 porep_synthesis_workers_needed (the workers whose output would match the GPU: ceil(
 synthesis ms / kernel ms), as the timeline's balance), porep_kernel_ms_per_partition and
@@ -69,7 +69,8 @@ def main(argv=None) -> None:
               f"({'resident, ' + str(slots) + ' slots' if slots else 'host'})", flush=True)
         key_params = {"circuit": args.circuit, "log_constraints": args.log, "key": "resident" if slots else "host",
                       "slots": slots}  # written now: a run cut short by its time limit keeps it
-        common.write([common.record("porep_setup_s", setup_s, "s", device, key_params)], "porep", args.out)
+        common.write([common.record("porep_setup_s", setup_s, "s", device, key_params,
+                                    timing=common.CALL_LATENCY)], "porep", args.out)
         work = circuit_partitions(args.circuit, args.log, args.jobs, args.partitions)
         ((s_per_proof, timeline),) = engine_run(pk, work, config, warmup_partitions=args.warmup)
         if args.timeline:
@@ -85,7 +86,8 @@ def main(argv=None) -> None:
                "porep_synthesis_workers_needed": (b.workers_needed, "workers"),
                "porep_kernel_ms_per_partition": (b.kernel_ms, "ms"),
                "porep_synthesis_ms_per_partition": (b.synthesis_ms, "ms")}
-    records = [common.record(name, value, unit, device, params) for name, (value, unit) in figures.items()
+    records = [common.record(name, value, unit, device, params,
+                             timing=common.CALL_LATENCY) for name, (value, unit) in figures.items()
                if value is not None and not (isinstance(value, float) and math.isnan(value))]
     for r in records:
         print(f"{r['name']}: {r['value']} {r['unit']}", flush=True)

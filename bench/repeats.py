@@ -5,7 +5,7 @@ A headline figure counts once it reproduces: three runs in one call, the spread 
 msm.json, msm-2.json, ...; this keeps, per record name, the median of the runs' values as
 ``value``, with ``params.repeat_medians`` (each run's value, in run order),
 ``params.spread_pct`` ((max - min) / median, %) and ``params.call``, then appends the
-merged records to bench/results/<topic>-<date>.json (or --out). Records measured by one
+merged records to bench/results/<topic>/ (common.result_path, or --out). Records measured by one
 run only are kept as they are. Usage:
 
     python3 -m bench.repeats gpu-out/msm.json gpu-out/msm-2.json gpu-out/msm-3.json --topic msm --call NAME
@@ -46,7 +46,7 @@ def merge(runs: list[list[dict]], call: str) -> list[dict]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+", help="the runs' json files (lists of records)")
-    parser.add_argument("--topic", required=True, help="bench/results/<topic>-<date>.json")
+    parser.add_argument("--topic", required=True, help="the benchmark: bench/results/<topic>/")
     parser.add_argument("--call", required=True, help="names the call (its log), e.g. kernels-h200-<commit>")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)

@@ -9,7 +9,7 @@ and 382 s at 2^12 on this 2-core machine (~4.5x per power: hours at 2^16). snark
 proves with such a zkey as with its own (tests/interop/test_reverse.py), and where a key
 comes from does not change a prover's work.
 
-Records (bench/results/snarkjs-<date>.json), ms, medians of --runs after a warm-up, the
+Records (bench/results/snarkjs/), ms, medians of --runs after a warm-up, the
 two provers' runs alternating so that other load on the machine hits both alike:
     snarkjs_prove_logK    snarkjs.groth16.prove(zkey, wtns) in one warm Node process
                           (bench/snarkjs_prove.cjs); params.cli_ms: `snarkjs groth16 prove`
@@ -145,14 +145,15 @@ def bench_size(tools: NodeTools | str, files: Files, log_n: int, gpu: bool, runs
         params = {"constraints": constraints, **_stats(snarkjs_ms), "cli_ms": _snarkjs_cli_ms(tools, files, runs),
                   "snarkjs": tools.version("snarkjs"), "node": _node_version(), "load_avg": os.getloadavg()[0]}
         records.append(common.record(f"snarkjs_prove_log{log_n}", statistics.median(snarkjs_ms), "ms",
-                                     common.cpu_name(), params))
+                                     common.cpu_name(), params, timing=common.CALL_LATENCY))
         peer = {"name": f"snarkjs {params['snarkjs']} groth16 prove, warm Node process (same zkey, witness, cores)",
                 "value": records[0]["value"], "unit": "ms"}
     params = {"constraints": constraints, **_stats(ours_ms), "steps_ms": _medians([r.steps_ms for r in results]),
               "prove_phases_ms": _medians([r.prove_ms for r in results]), "cli_cold_ms": _cold_cli_ms(files, gpu) if cold else None,
               "zkey": "numba-cuzk setup (write_zkey) of the circom r1cs", "load_avg": os.getloadavg()[0]}
     records.append(common.record(f"prove_zkey_log{log_n}" + ("" if gpu else "_cpu"), statistics.median(ours_ms), "ms",
-                                 common.gpu_name() if gpu else common.cpu_name(), params, peer))
+                                 common.gpu_name() if gpu else common.cpu_name(), params, peer,
+                                     timing=common.CALL_LATENCY))
     for r in records:
         print(f"{r['name']}: {r['value']:.0f} ms (min {r['params']['min_ms']:.0f}); {r['params']}", flush=True)
     return records

@@ -88,6 +88,7 @@ app = _App(
     help="A Groth16 prover for BLS12-381 on Numba CUDA kernels.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode="markdown",  # a docstring's paragraphs re-flow to the terminal's width
     pretty_exceptions_show_locals=False,
 )
 console = Console()
@@ -374,8 +375,9 @@ def timeline(
     as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
     window: str = typer.Option("whole", "--window", help="whole: the whole run; steady: without warm-up and drain."),
 ) -> None:
-    """Honest GPU utilization from a timeline: host brackets vs device-busy, idle time by cause,
-    kernel efficiency, synthesis/GPU balance."""
+    """Honest GPU utilization from a timeline: host brackets vs device-busy, the utilization
+    stack (down to SM activity, pipes and useful work, with --trace counters), idle time by
+    cause, kernel efficiency, synthesis/GPU balance."""
     from numba_cuzk.fileio import check_readable
     from numba_cuzk.timeline import analysis, reader, report
 
@@ -563,7 +565,9 @@ def run(
                                                        "OUT/<job>/ as it completes; a rerun proves only the rest."),
     timeline_file: str | None = typer.Option(None, "--timeline", help="Keep the timeline (JSONL) in this file."),
     trace: str | None = typer.Option(None, "--trace", help="'kernels': record every kernel and copy the GPUs run "
-                                                           "(CUPTI, cupti-python) in the timeline."),
+                                                           "(CUPTI, cupti-python) in the timeline; 'counters': the "
+                                                           "GPUs' hardware counters (NVML GPM) every 100 ms; "
+                                                           "'kernels,counters': both."),
     cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
     scheduler: str | None = typer.Option(None, "--scheduler", help="Prove on the Dask cluster of this scheduler "
                                          "(tcp://HOST:PORT, e.g. from `numba-cuzk cluster local`): one engine "
@@ -573,6 +577,7 @@ def run(
     """Prove jobs of partitions with the engine (synthesis on the CPU overlapped with proving
     on every GPU), or on a Dask cluster's GPU workers (--scheduler), verify every proof, and
     show the times and where the GPU's time went.
+
     Exit 0: all proofs verify; 1: a proof failed or does not verify; 2: bad input."""
     import contextlib
     import tempfile
@@ -580,14 +585,16 @@ def run(
 
     from numba_cuzk.engine import EngineConfig
     from numba_cuzk.engine.batch import check_out, resident_slots
-    from numba_cuzk.engine.config import SYNTHESIS_KINDS, TRACE_KINDS
+    from numba_cuzk.engine.config import SYNTHESIS_KINDS, trace_kinds
     from numba_cuzk.engine.workload import circuit_warmup
 
     if synthesis not in SYNTHESIS_KINDS:
         raise typer.BadParameter(f"{synthesis!r} is not one of {', '.join(SYNTHESIS_KINDS)}",
                                  param_hint="'--synthesis'")
-    if trace is not None and trace not in TRACE_KINDS:
-        raise typer.BadParameter(f"{trace!r} is not one of {', '.join(TRACE_KINDS)}", param_hint="'--trace'")
+    try:
+        trace_kinds(trace)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--trace'") from None
     _check_run_sources(circuit, partitions, jobs, zkey, witness_dir)
     check_out(out)
     if timeline_file:
@@ -691,8 +698,8 @@ def _run_jobs(config, client, pk, plan, zkey, trusted, out, quiet, path) -> tupl
 
 
 def _print_run(summary: dict, short: str) -> None:
-    table = Table(title=f"numba-cuzk run ({summary['backend']} backend: "
-                        f"{', '.join(d['name'] for d in summary['devices']) or 'nothing proved'})",
+    # a device's name says its backend ("NVIDIA H200", "cpu x2 (CPU backend)"): named once
+    table = Table(title=f"numba-cuzk run on {', '.join(d['name'] for d in summary['devices']) or 'nothing'}",
                   caption="kernel: the partition's kernels' device time (compiled before the first partition: alloc)")
     for heading in ("job", "part", "dev", "synth ms", "kernel ms", "epi ms", "total ms", "proof"):
         table.add_column(heading, justify="left" if heading in ("job", "proof") else "right")
@@ -719,7 +726,7 @@ def _print_run(summary: dict, short: str) -> None:
 # --- Dask clusters of GPU workers -----------------------------------------------------------
 
 cluster_app = _Commands(help="Dask clusters of GPU workers (needs the cluster extra: dask, distributed).",
-                          no_args_is_help=True)
+                          no_args_is_help=True, rich_markup_mode="markdown")
 app.add_typer(cluster_app, name="cluster")
 
 

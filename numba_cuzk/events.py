@@ -22,30 +22,32 @@ Identity fields: ``job`` (str), ``partition`` (int, index in its job), ``worker`
 synthesis worker), ``device`` (int, CUDA ordinal), ``gpu_worker`` (int, GPU worker index
 on its device). Optional fields are written only when known.
 
-================= ======== ======================================== =============== ============================
-event             kind     fields                                   optional        meaning
-================= ======== ======================================== =============== ============================
-synthesis         interval job partition worker                                     CPU synthesis of the witness
-queued            instant  job partition                                            entered the GPU queue
-picked_up         instant  job partition device gpu_worker                          a GPU worker took it
-lock_wait         interval job partition device gpu_worker                          waiting for the device lock
-lock_held         interval job partition device gpu_worker                          acquired .. released
-gpu_bracket       interval job partition device gpu_worker                          cuzk's GPU_START..GPU_END
-staging           interval job partition device                                     upload to the device
-alloc             interval device bytes                             job partition   a key made resident, warm-up
-sync              interval device                                   job partition   host in a synchronize
-kernel            device   job partition device phase               fr_muls fq_muls one kernel phase
-transfer          device   job partition device phase                               a streamed query's copies
-download          interval job partition device                                     results to the host
-epilogue          interval job partition device in_lock                             proof assembly (CPU)
-done              instant  job partition                                            proof written
-failed            instant  job error                                partition stage a partition/job failed
-nvml              instant  device util_pct mem_used_bytes                           one NVML sample
-cupti_kernel      device   device stream name                                       one kernel, from CUPTI
-cupti_memcpy      device   device stream copy_kind bytes                            one copy, from CUPTI
-cupti_clock       instant  offsets_ns error_ns bound_ns markers_fit                 how CUPTI's clock was mapped
-cupti_unavailable instant  error                                                    no kernel trace: why
-================= ======== ======================================== =============== ============================
+==================== ======== ======================================== =============== =============================
+event                kind     fields                                   optional        meaning
+==================== ======== ======================================== =============== =============================
+synthesis            interval job partition worker                                     CPU synthesis of the witness
+queued               instant  job partition                                            entered the GPU queue
+picked_up            instant  job partition device gpu_worker                          a GPU worker took it
+lock_wait            interval job partition device gpu_worker                          waiting for the device lock
+lock_held            interval job partition device gpu_worker                          acquired .. released
+gpu_bracket          interval job partition device gpu_worker                          cuzk's GPU_START..GPU_END
+staging              interval job partition device                                     upload to the device
+alloc                interval device bytes                             job partition   a key made resident, warm-up
+sync                 interval device                                   job partition   host in a synchronize
+kernel               device   job partition device phase               fr_muls fq_muls one kernel phase
+transfer             device   job partition device phase                               a streamed query's copies
+download             interval job partition device                                     results to the host
+epilogue             interval job partition device in_lock                             proof assembly (CPU)
+done                 instant  job partition                                            proof written
+failed               instant  job error                                partition stage a partition/job failed
+nvml                 instant  device util_pct mem_used_bytes                           one NVML sample
+cupti_kernel         device   device stream name                                       one kernel, from CUPTI
+cupti_memcpy         device   device stream copy_kind bytes                            one copy, from CUPTI
+cupti_clock          instant  offsets_ns error_ns bound_ns markers_fit                 how CUPTI's clock was mapped
+cupti_unavailable    instant  error                                                    no kernel trace: why
+counters             interval device source metrics                    clock_error_us  hardware counters, one period
+counters_unavailable instant  error                                    source          no counters: why
+==================== ======== ======================================== =============== =============================
 
 What the intervals cover, and the other fields:
 
@@ -85,6 +87,15 @@ What the intervals cover, and the other fields:
   ``bound_ns`` the mapping error bound they give, [low, high].
 - ``cupti_unavailable``: ``error`` says why CUPTI could not load or start; the run went on
   without kernel records.
+- ``counters`` (with ``trace="counters"``): the device's hardware counters averaged over
+  [t_ms, end_ms], one sampling period (numba_cuzk.engine.counters): ``source`` names where
+  they come from ("nvml-gpm"), ``metrics`` maps names to values (``sm_active_pct``,
+  ``sm_occupancy_pct``, ``int_pipe_pct``, ``fp32_pipe_pct``, ``fp64_pipe_pct``,
+  ``fp16_pipe_pct``, ``tensor_pipe_pct``, ``dram_bw_pct`` in %; ``pcie_tx_mib_s``,
+  ``pcie_rx_mib_s``, ``nvlink_tx_mib_s``, ``nvlink_rx_mib_s`` in MiB/s; a metric the GPU
+  does not report is absent); ``clock_error_us`` bounds the ends' placement on the host clock.
+- ``counters_unavailable``: ``error`` says why no counters could be read (``source``, the
+  one tried); the run went on without them.
 """
 
 from __future__ import annotations
@@ -140,6 +151,8 @@ EVENTS: dict[str, EventSpec] = {
     "cupti_memcpy": EventSpec(DEVICE, ("device", "stream", "copy_kind", "bytes")),
     "cupti_clock": EventSpec(INSTANT, ("offsets_ns", "error_ns", "bound_ns", "markers_fit")),
     "cupti_unavailable": EventSpec(INSTANT, ("error",)),
+    "counters": EventSpec(INTERVAL, ("device", "source", "metrics"), ("clock_error_us",)),
+    "counters_unavailable": EventSpec(INSTANT, ("error",), ("source",)),
 }
 
 

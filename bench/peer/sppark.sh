@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Peer figures from sppark (supranational/sppark, the CUDA library under cuzk), measured in
 # the same device call as ours: builds bench/peer/sppark_bench.cu against the sppark tree and
-# runs it (NTT 2^20/22/24 NN, 2^24 NR and coset; Fr and Fq chained products).
+# runs it (NTT 2^20/22/24 NN, 2^24 NR and coset; Fr and Fq chained products). Also builds
+# bench/peer/sppark_msm.cu (sppark's msm_t) to $TMPDIR/sppark_msm, which bench.msm --sppark
+# runs on its own bases and scalars; a failed build of it is reported and the rest goes on.
 #   bash bench/peer/sppark.sh [OUT_JSONL]     default $OUT/sppark.jsonl (/tmp/sppark.jsonl without $OUT)
 # Env: SPPARK_DIR (default peer/sppark), BLST_DIR (default peer/blst: blst_t.hpp, vect.h,
 # bytes.h, for sppark's host-side field types), NVCC (default: nvcc on PATH, else
 # /usr/local/cuda/bin/nvcc), ARCH (default sm_90), COMMIT (labels the records).
 # peer/ is git-ignored (.git/info/exclude): carry it to the device (run's carry: ["peer"]). To fill it
-# (the commits measured; only ff/ ec/ ntt/ util/ of sppark and blst's src/blst_t.hpp, vect.h, bytes.h are read):
+# (the commits measured; sppark's ff/ ec/ msm/ ntt/ util/ are read, and blst's src/ and build.sh,
+# which builds libblst.a for sppark_msm's host-side window sums):
 #   git clone -q https://github.com/supranational/sppark peer/sppark && git -C peer/sppark checkout -q 17278d7
 #   git clone -q https://github.com/supranational/blst peer/blst && git -C peer/blst checkout -q dece82e
 # The build takes ~15 s (one nvcc call, 14 s on the dev box); the run a few seconds.
@@ -34,6 +37,24 @@ t0=$(date +%s)
     bench/peer/sppark_bench.cu "$sppark/util/all_gpus.cpp" -o "$bin" \
     || die "build failed"
 echo "sppark.sh: built $bin in $(( $(date +%s) - t0 )) s (sppark $sppark_commit, $arch)" >&2
+
+# sppark's MSM sums the windows on the host in blst's field arithmetic: libblst.a, built here
+# portable (its own run-time ADX dispatch exports the field functions blst_t.hpp calls), ~8 s;
+# then ~90 s of nvcc
+msm_bin=${TMPDIR:-/tmp}/sppark_msm
+build_msm() {
+    local lib=${TMPDIR:-/tmp}/blst-build
+    rm -rf "$lib" && cp -r "$blst" "$lib" && (cd "$lib" && sh build.sh -D__BLST_PORTABLE__ >/dev/null 2>&1) || return 1
+    "$nvcc" -arch="$arch" -O3 -std=c++17 -DFEATURE_BLS12_381 -DTAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE \
+        -DSPPARK_COMMIT="\"$sppark_commit\"" -I"$sppark" -I"$blst/src" -Xcompiler -Wno-unused-function \
+        bench/peer/sppark_msm.cu "$sppark/util/all_gpus.cpp" "$lib/libblst.a" -o "$msm_bin"
+}
+t0=$(date +%s)
+if build_msm; then
+    echo "sppark.sh: built $msm_bin in $(( $(date +%s) - t0 )) s (bench.msm --sppark $msm_bin)" >&2
+else
+    echo "sppark.sh: sppark_msm build FAILED: bench.msm runs without sppark's MSM" >&2
+fi
 
 mkdir -p "$(dirname "$out")"
 "$bin" > "$out" || die "sppark_bench failed (rc $?)"

@@ -8,8 +8,18 @@ from typing import Callable
 
 SYNTHESIS_KINDS = ("process", "thread")
 ASSEMBLY_KINDS = ("thread", "process")
-TRACE_KINDS = ("kernels",)
+TRACE_KINDS = ("kernels", "counters")
 WITNESS_BYTES_PER_WIRE = 32  # one (8, n_vars) uint32 Fr column per wire
+
+
+def trace_kinds(trace: str | None) -> frozenset[str]:
+    """The kinds a ``trace`` setting names ("kernels", "counters", "kernels,counters");
+    ValueError for a kind not in TRACE_KINDS."""
+    kinds = frozenset(k.strip() for k in (trace or "").split(",") if k.strip())
+    unknown = sorted(kinds - set(TRACE_KINDS))
+    if unknown or (trace is not None and not kinds):
+        raise ValueError(f"trace names kinds out of {', '.join(TRACE_KINDS)} (comma-separated), not {trace!r}")
+    return kinds
 
 
 def _default_workers() -> int:
@@ -58,7 +68,13 @@ class EngineConfig:
     trace: "kernels" records every kernel and copy the GPUs run (CUPTI; ``cupti_kernel``
         and ``cupti_memcpy`` events, numba_cuzk.engine.kernel_trace) in the timeline;
         without cupti-python, or on the CPU backend, the engine says so once and runs
-        untraced. None: no trace.
+        untraced. "counters" samples the GPUs' hardware counters (NVML GPM: SM activity,
+        occupancy, pipe utilization, DRAM and PCIe/NVLink rates) every
+        ``counters_period_ms`` as ``counters`` events (numba_cuzk.engine.counters); where GPM
+        cannot run, a ``counters_unavailable`` event says why. "kernels,counters": both.
+        None: no trace.
+    counters_period_ms: the counters' sampling period (100 ms: the >= 10 Hz the report's
+        per-phase figures need; one sample costs ~0.1 ms of a thread off the launch path).
     graphs: each proof slot's device work captured once as a CUDA graph and replayed, one
         launch per partition instead of ~90 (numba_cuzk.cuda_graph; groth16.prove.Prover).
         False: every kernel launched from Python, as a single Prover does.
@@ -82,6 +98,7 @@ class EngineConfig:
     nvml_period_ms: float = 100.0
     assembly: str = "thread"
     trace: str | None = None
+    counters_period_ms: float = 100.0
     graphs: bool = True
     switch_interval_ms: float | None = 0.5
 
@@ -92,12 +109,12 @@ class EngineConfig:
             raise ValueError(f"synthesis must be one of {', '.join(SYNTHESIS_KINDS)}, not {self.synthesis!r}")
         if self.assembly not in ASSEMBLY_KINDS:
             raise ValueError(f"assembly must be one of {', '.join(ASSEMBLY_KINDS)}, not {self.assembly!r}")
-        if self.trace is not None and self.trace not in TRACE_KINDS:
-            raise ValueError(f"trace must be one of {', '.join(TRACE_KINDS)} or None, not {self.trace!r}")
+        trace_kinds(self.trace)
         positive = {"synthesis_workers": self.synthesis_workers, "gpu_workers_per_device": self.gpu_workers_per_device,
                     "max_in_flight": self.max_in_flight, "host_memory_budget_bytes": self.host_memory_budget_bytes,
                     "device_memory_budget_bytes": self.device_memory_budget_bytes,
-                    "nvml_period_ms": self.nvml_period_ms, "switch_interval_ms": self.switch_interval_ms}
+                    "nvml_period_ms": self.nvml_period_ms, "counters_period_ms": self.counters_period_ms,
+                    "switch_interval_ms": self.switch_interval_ms}
         bad = [f"{name} = {value!r}" for name, value in positive.items() if value is not None and not value > 0]
         if bad:
             raise ValueError(f"engine settings must be positive: {', '.join(bad)}")

@@ -35,9 +35,10 @@ from concurrent.futures import Future
 
 from numba_cuzk.engine.assembly import Assembled, Assembler
 from numba_cuzk.engine.budget import HostBudget
-from numba_cuzk.engine.config import EngineConfig
+from numba_cuzk.engine.config import EngineConfig, trace_kinds
 from numba_cuzk.engine.gpu import Device, Staged, gpu_worker, open_devices, stager
 from numba_cuzk.engine.job import Job, JobState, Partition, PartitionResult
+from numba_cuzk.engine.counters import CounterSampler
 from numba_cuzk.engine.kernel_trace import KernelTrace
 from numba_cuzk.engine.nvml import NvmlSampler
 from numba_cuzk.engine.ops import proof_ops
@@ -71,8 +72,11 @@ class Engine:
                                            name=f"stage{d.id}") for d in self.devices]
         self._threads += [threading.Thread(target=gpu_worker, args=(d, w, self), daemon=True, name=f"gpu{d.id}.{w}")
                           for d in self.devices for w in range(config.gpu_workers_per_device)]
-        self.trace = None if config.trace is None else KernelTrace.start(
-            self.recorder, [d.id for d in self.devices if d.gpu])
+        kinds = trace_kinds(config.trace)
+        self.trace = KernelTrace.start(self.recorder, [d.id for d in self.devices if d.gpu]) if "kernels" in kinds \
+            else None
+        self.counters = CounterSampler.start(self.recorder, [(d.id, d.uuid) for d in self.devices if d.gpu],
+                                             config.counters_period_ms) if "counters" in kinds else None
         self._switch_interval_s = sys.getswitchinterval()
         if config.switch_interval_ms is not None:
             sys.setswitchinterval(config.switch_interval_ms / 1e3)
@@ -137,6 +141,8 @@ class Engine:
         self.nvml.stop()
         if self.trace is not None:
             self.trace.stop()
+        if self.counters is not None:
+            self.counters.stop()
         self.recorder.close()
         sys.setswitchinterval(self._switch_interval_s)
 

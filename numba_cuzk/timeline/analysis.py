@@ -1,11 +1,11 @@
-"""Honest GPU utilization: the seven figures of a timeline, over a window.
+"""Honest GPU utilization: the eight figures of a timeline, over a window.
 
 Times are ms on the timeline's host clock; shares are % of the window's span.
 
 Windows
 -------
-``whole``: from the first event to the last event's end (NVML samples aside: the sampler
-runs before the first partition and after the last).
+``whole``: from the first event to the last event's end (NVML samples and counters aside:
+the samplers run before the first partition and after the last).
 
 ``steady``: whole partition periods with the pipeline full. On each device, order the
 partitions it proved by the start of their first kernel, s_1 < s_2 < ... < s_n. The period
@@ -45,6 +45,11 @@ Figures (``analyze``), per device, plus "all" = the mean over devices
    them over devices, and ``per_partition`` divides by the partitions in the window.
 7. ``balance``: per-partition synthesis vs GPU (kernel device) time, queue depth over
    time, starvation episodes, and the synthesis workers that would keep the GPUs fed.
+8. ``stack``, ``phase_stacks``: the utilization stack (numba_cuzk.timeline.stack): host
+   brackets, kernel time, SM active, the busiest pipe, useful work at the measured peaks,
+   each a % of the window (of a phase's own time, per phase); levels 3-4 from the
+   ``counters`` events (``counters_source`` names their source; ``counters_unavailable``
+   says why a traced run has none).
 
 Partitions in the window: those whose first kernel starts in [start, end).
 
@@ -89,6 +94,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from numba_cuzk.timeline import intervals as iv
+from numba_cuzk.timeline import peaks
+from numba_cuzk.timeline import stack as st
 from numba_cuzk.timeline.reader import Timeline
 
 WINDOWS = ("whole", "steady")
@@ -100,12 +107,12 @@ Key = tuple[str, int]  # (job, partition)
 
 @dataclass(frozen=True)
 class Peaks:
-    """Peak field-product rates (G/s) that kernel efficiency is measured against. The
-    defaults are the H200's measured fr_mul and fq_mul (bench/results/field-2026-11-29.json,
-    commit 5f7ab60: 50.55 and 26.79 G/s)."""
+    """Peak field-product rates (G/s) that kernel efficiency and useful work are measured
+    against. The defaults are the H200's latest measured fr_mul and fq_mul
+    (numba_cuzk.timeline.peaks, written from bench/results by bench/peaks.py)."""
 
-    fr_mul_gps: float = 50.5
-    fq_mul_gps: float = 26.8
+    fr_mul_gps: float = peaks.FR_MUL_GPS
+    fq_mul_gps: float = peaks.FQ_MUL_GPS
 
 
 @dataclass
@@ -209,6 +216,10 @@ class Analysis:
     done: int
     failed: int
     clock: dict | None = None  # the cupti_clock event: how the kernel records were mapped
+    stack: st.Stack | None = None  # the utilization stack over the window (mean over devices)
+    phase_stacks: list[st.Stack] = field(default_factory=list)  # levels 2-5 per phase
+    counters_source: str | None = None  # where levels 3-4 come from ("nvml-gpm"); None: no counters
+    counters_unavailable: str | None = None  # why there are none, where the timeline says
 
     @property
     def traced(self) -> bool:
@@ -231,7 +242,7 @@ class Analysis:
 
 
 def analyze(timeline: Timeline, window: str = "whole", peaks: Peaks = Peaks()) -> Analysis:
-    """The seven figures of ``timeline`` over ``window`` ("whole" or "steady")."""
+    """The eight figures of ``timeline`` over ``window`` ("whole" or "steady")."""
     events = _by_name(timeline)
     start_ms, end_ms = _window(events, window)
     first_kernel = _first_kernel_starts(events["kernel"])
@@ -244,6 +255,7 @@ def analyze(timeline: Timeline, window: str = "whole", peaks: Peaks = Peaks()) -
     partitions = [_partition_figures(by_partition[key], key, first_kernel[key][0], records)
                   for key in sorted(keys)]
     clock = events["cupti_clock"]
+    stacks = _stacks(events, devices, start_ms, end_ms, records, peaks, window)
     return Analysis(
         window=window, start_ms=start_ms, end_ms=end_ms, devices=devices,
         phases=_phases(events, start_ms, end_ms, peaks, records),
@@ -251,7 +263,28 @@ def analyze(timeline: Timeline, window: str = "whole", peaks: Peaks = Peaks()) -
         balance=_balance(events, devices, partitions, queue, start_ms, end_ms),
         queue=queue, peaks=peaks, done=len(events["done"]), failed=len(events["failed"]),
         clock={k: v for k, v in clock[-1].items() if k not in ("event", "t_ms")} if clock else None,
+        **stacks,
     )
+
+
+def _stacks(events: dict[str, list[dict]], devices: list[DeviceFigures], start_ms: float, end_ms: float,
+            records: dict[int, np.ndarray], peaks: Peaks, window: str) -> dict:
+    """The utilization stack of the window and of each phase (numba_cuzk.timeline.stack),
+    and where its counters come from."""
+    samples = {d.device: st.samples_of(events["counters"], d.device) for d in devices
+               if any(e["device"] == d.device for e in events["counters"])}
+    in_window = [e for e in events["kernel"] if start_ms <= e["t_ms"] < end_ms]
+    levels = {d.device: (d.bracket_pct, d.busy_pct if d.kernel_busy_pct is None else d.kernel_busy_pct)
+              for d in devices}
+    rates = (peaks.fr_mul_gps, peaks.fq_mul_gps)
+    unavailable = events["counters_unavailable"]
+    return {
+        "stack": st.window_stack(window, (start_ms, end_ms), levels, "cupti" if records else "phases", samples,
+                                 in_window, rates) if devices else None,
+        "phase_stacks": st.phase_stacks((start_ms, end_ms), in_window, records, samples, rates),
+        "counters_source": next((e["source"] for e in events["counters"]), None),
+        "counters_unavailable": unavailable[-1]["error"] if unavailable else None,
+    }
 
 
 def _records(kernels: list[dict]) -> dict[int, np.ndarray]:
@@ -265,7 +298,7 @@ def _window(events: dict[str, list[dict]], window: str) -> tuple[float, float]:
     if window not in WINDOWS:
         raise ValueError(f"window must be one of {', '.join(WINDOWS)}, not {window!r}")
     if window == "whole":
-        timed = [e for name, group in events.items() if name != "nvml" for e in group]
+        timed = [e for name, group in events.items() if name not in ("nvml", "counters") for e in group]
         if not timed:
             raise ValueError("the timeline has no events")
         start_ms, end_ms = min(e["t_ms"] for e in timed), max(e.get("end_ms", e["t_ms"]) for e in timed)

@@ -5,7 +5,9 @@ the cuzk-style GPU_START..GPU_END brackets, which run on past the lock while the
 waits for the device, and overlap when partitions are queued), the device view (kernel
 phases timed on the device with CUDA events), in a timeline with CUPTI records the kernels
 and copies themselves (by stream), and the idle time by cause over the analysed window. Under them:
-queue depth and NVML utilization. Time is in seconds on the host clock. A window other
+queue depth, NVML utilization, and in a timeline with hardware counters (``counters``) one
+lane per GPU of SM activity, occupancy, the pipes and DRAM bandwidth (each sample a step over
+its period). Time is in seconds on the host clock. A window other
 than the whole run is drawn alone (with a 5% margin), so that a steady state after a long
 warm-up is not a sliver at the edge of the chart.
 """
@@ -32,13 +34,17 @@ def gantt(timeline: Timeline, a: Analysis, path: str | os.PathLike) -> None:
     from matplotlib.figure import Figure  # a bare Figure renders with Agg, no pyplot state
 
     lanes, legend = _lanes(timeline, a)
-    fig = Figure(figsize=(14, 2.5 + LANE_IN * len(lanes) + 3), layout="constrained")
-    ax, queue_ax, nvml_ax = fig.subplots(3, 1, sharex=True,
-                                         height_ratios=[max(len(lanes), 2) * LANE_IN, 1.2, 1.2])
+    sampled = sorted({e["device"] for e in timeline.of("counters")})
+    fig = Figure(figsize=(14, 2.5 + LANE_IN * len(lanes) + 3 + 1.6 * len(sampled)), layout="constrained")
+    ax, queue_ax, nvml_ax, *counter_axes = fig.subplots(
+        3 + len(sampled), 1, sharex=True,
+        height_ratios=[max(len(lanes), 2) * LANE_IN, 1.2, 1.2, *[1.6] * len(sampled)])
     _draw_lanes(ax, lanes, legend)
     _draw_queue(queue_ax, a)
     _draw_nvml(nvml_ax, timeline)
-    for axis in (ax, queue_ax, nvml_ax):
+    for counter_ax, device in zip(counter_axes, sampled):
+        _draw_counters(counter_ax, timeline, device)
+    for axis in (ax, queue_ax, nvml_ax, *counter_axes):
         axis.axvspan(a.start_ms / 1e3, a.end_ms / 1e3, color="#2ca02c", alpha=0.06, lw=0)
     if a.window != "whole":
         margin = 0.05 * (a.end_ms - a.start_ms)
@@ -47,7 +53,7 @@ def gantt(timeline: Timeline, a: Analysis, path: str | os.PathLike) -> None:
                  f"{a.window} window shaded; device busy {_pct(a.mean('busy_pct'))} (phases)"
                  + (f", {_pct(a.mean('kernel_busy_pct'))} (kernels)" if a.traced else "")
                  + f", host brackets {_pct(a.mean('bracket_pct'))}")
-    nvml_ax.set_xlabel("time (s)")
+    (counter_axes or [nvml_ax])[-1].set_xlabel("time (s)")
     with atomic_write(path) as file:
         fig.savefig(file, dpi=110, format="png")
 
@@ -119,6 +125,25 @@ def _draw_nvml(ax, timeline: Timeline) -> None:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     ax.set_ylim(-5, 105)
     ax.set_ylabel("NVML util %")
+
+
+COUNTER_LINES = (("sm_active_pct", "SM active", "#d62728"), ("sm_occupancy_pct", "occupancy", "#ff9896"),
+                 ("int_pipe_pct", "integer pipe", "#1f77b4"), ("fp32_pipe_pct", "FP32 pipe", "#aec7e8"),
+                 ("dram_bw_pct", "DRAM bandwidth", "#2ca02c"))
+
+
+def _draw_counters(ax, timeline: Timeline, device: int) -> None:
+    """One GPU's counters, each sample a step over its period."""
+    samples = sorted((e for e in timeline.of("counters") if e["device"] == device), key=lambda e: e["t_ms"])
+    for metric, label, color in COUNTER_LINES:
+        mine = [e for e in samples if metric in e["metrics"]]
+        if mine:
+            times = [e["t_ms"] / 1e3 for e in mine] + [mine[-1]["end_ms"] / 1e3]
+            values = [e["metrics"][metric] for e in mine]
+            ax.stairs(values, times, label=label, color=color, baseline=None)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
+    ax.set_ylim(-5, 105)
+    ax.set_ylabel(f"gpu{device} counters %\n({samples[0]['source']})")
 
 
 def _pct(value: float | None) -> str:

@@ -47,6 +47,9 @@ def to_dict(a: Analysis) -> dict:
                            "intervals": [list(episode) for episode in a.balance.starvation]},
             "queue_depth": a.queue.tolist(),  # whole run: rows [t_ms, depth from then on]
         },
+        "stack": {"window": vars(a.stack) if a.stack else None, "phases": [vars(p) for p in a.phase_stacks],
+                  "counters_source": a.counters_source, "counters_unavailable": a.counters_unavailable,
+                  "sentences": stack_sentences(a)},
         "partitions": [vars(p) for p in a.partitions],
         "done": a.done,
         "failed": a.failed,
@@ -56,11 +59,12 @@ def to_dict(a: Analysis) -> dict:
 def tables(a: Analysis) -> list[Table]:
     """Utilization, idle time by cause, kernel efficiency, the kernel records (with a
     trace) and balance, for rich to print."""
-    return [_utilization(a), _gaps(a), _kernels(a), *([_records(a)] if a.traced else []), _balance(a)]
+    return [_utilization(a), _stack(a), _gaps(a), _kernels(a), *([_records(a)] if a.traced else []), _balance(a)]
 
 
 def short(a: Analysis) -> str:
-    """Three lines: the utilization levels, where the idle time went, the balance."""
+    """Three lines: the utilization levels, where the idle time went, the balance; a fourth,
+    the utilization stack, in a timeline with counters (or the reason it has none)."""
     if not a.devices:
         return f"no kernels in the {a.window} window: nothing ran on a GPU"
     causes = sorted(((ms, cause) for cause, ms in a.gaps_ms.items() if ms > 0), reverse=True)
@@ -77,7 +81,87 @@ def short(a: Analysis) -> str:
         f"device idle {100 - busy:.1f}%: {idle}",
         f"per partition: synthesis {_ms(b.synthesis_ms)} vs GPU kernels {_ms(b.kernel_ms)}; synthesis workers "
         f"{b.workers}, to keep the GPU fed {'-' if b.workers_needed is None else b.workers_needed}",
+        *_stack_line(a),
     ])
+
+
+def _stack_line(a: Analysis) -> list[str]:
+    s = a.stack
+    if s is not None and s.sm_active_pct is not None:
+        return [f"stack: host brackets {_pct(s.bracket_pct)}% > kernels {_pct(s.kernel_pct)}% > SM active "
+                f"{_pct(s.sm_active_pct)}% > {s.pipe or '-'} pipe {_pct(s.pipe_pct)}% > useful work "
+                f"{_pct(s.useful_pct)}% ({a.counters_source})"]
+    return [f"hardware counters unavailable: {a.counters_unavailable}"] if a.counters_unavailable else []
+
+
+GAP_CAUSE = ("a kernel runs but some SMs hold no warp: grids that do not fill the SMs (few blocks, or "
+             "blocks too large to sit several per SM), and each launch's tail, where the last blocks run "
+             "on a few SMs while the rest wait for the next launch")
+
+
+def stack_sentences(a: Analysis) -> list[str]:
+    """The report's words about each level of the stack, and about the gap between kernel
+    time (level 2) and SM activity (level 3): which phases hold it."""
+    s = a.stack
+    if s is None:
+        return []
+    kernels = "CUPTI kernel records" if s.kernel_source == "cupti" else "the CUDA-event phases (no kernel records)"
+    lines = [
+        f"1. Host brackets (cuzk's GPU_START..GPU_END): {_pct(s.bracket_pct)}% of the {a.window} window.",
+        f"2. Kernel time, from {kernels}: {_pct(s.kernel_pct)}%; host brackets minus kernels "
+        f"{_signed(s.bracket_pct, s.kernel_pct)} points (host waits and launch gaps the brackets count as busy).",
+    ]
+    if s.sm_active_pct is None:
+        why = a.counters_unavailable or "the timeline has no counters (run with --trace counters)"
+        return lines + [f"3-4. SM activity and pipe utilization: unavailable: {why}.", _useful(a, s)]
+    within = 100 * s.sm_active_pct / s.kernel_pct if s.kernel_pct else None
+    lines.append(f"3. SM active ({a.counters_source}): {_pct(s.sm_active_pct)}% of SM cycles had a warp resident; "
+                 f"while a kernel ran, {_pct(within)}% of the SMs were active on average (occupancy "
+                 f"{_pct(s.occupancy_pct)}% of the warp slots, DRAM bandwidth {_pct(s.dram_bw_pct)}% of peak).")
+    share = 100 * s.pipe_pct / s.sm_active_pct if s.pipe_pct is not None and s.sm_active_pct else None
+    lines.append(f"4. Busiest pipe, {s.pipe or '-'}: {_pct(s.pipe_pct)}% of SM cycles issued to it "
+                 f"({_pct(share)}% of the active SMs' cycles).")
+    lines.append(_useful(a, s))
+    return lines + [_gap_sentence(a, s)]
+
+
+def _useful(a: Analysis, s) -> str:
+    return (f"5. Useful work: Fr {s.fr_gps:.2f} G/s and Fq {s.fq_gps:.2f} G/s of field products, "
+            f"{_pct(s.useful_pct)}% of the window at the measured peaks (Fr {a.peaks.fr_mul_gps} G/s, "
+            f"Fq {a.peaks.fq_mul_gps} G/s).")
+
+
+def _gap_sentence(a: Analysis, s) -> str:
+    idle_ms = s.sm_idle_kernel_ms() or 0.0
+    text = (f"Kernel busy {_pct(s.kernel_pct)}% vs SM active {_pct(s.sm_active_pct)}%: "
+            f"{_signed(s.kernel_pct, s.sm_active_pct)} points ({idle_ms:.0f} ms) where {GAP_CAUSE}.")
+    phases = sorted(((p.sm_idle_kernel_ms(), p) for p in a.phase_stacks if p.sm_idle_kernel_ms() is not None),
+                    key=lambda pair: -pair[0])
+    if not phases:
+        return text + " The samples do not tell the phases apart (too few, or phases always in step)."
+    parts = [f"{p.label} {ms:.0f} ms ({100 * ms / idle_ms if idle_ms else 0:.0f}%; SM active "
+             f"{_pct(100 * p.sm_active_pct / p.kernel_pct if p.kernel_pct else None)}% of its kernel time)"
+             for ms, p in phases[:3]]
+    return text + " By phase, the most SM-idle kernel time: " + ", ".join(parts) + "."
+
+
+def _signed(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None else f"{a - b:+.1f}"
+
+
+def _stack(a: Analysis) -> Table:
+    source = f"counters: {a.counters_source}" if a.counters_source else "no counters"
+    table = Table(title=f"Utilization stack, % of each span ({source}; useful work at Fr {a.peaks.fr_mul_gps}, "
+                        f"Fq {a.peaks.fq_mul_gps} G/s)")
+    for heading in ("span", "ms", "1 host brackets", "2 kernels", "3 SM active", "4 busiest pipe", "5 useful",
+                    "occupancy", "DRAM"):
+        table.add_column(heading, justify="left" if heading == "span" else "right")
+    for row in ([a.stack] if a.stack else []) + a.phase_stacks:
+        pipe = "-" if row.pipe_pct is None else f"{row.pipe} {row.pipe_pct:.1f}"
+        table.add_row(row.label, f"{row.span_ms:.1f}", _pct(row.bracket_pct), _pct(row.kernel_pct),
+                      _pct(row.sm_active_pct), pipe, _pct(row.useful_pct), _pct(row.occupancy_pct),
+                      _pct(row.dram_bw_pct), style="bold" if row is a.stack else None)
+    return table
 
 
 TRACED = {"kernel_busy_pct", "phase_gap_pct", "outside_phases_pct"}  # columns of a timeline with kernel records

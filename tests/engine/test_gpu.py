@@ -65,6 +65,29 @@ def test_kernel_trace_on_the_gpu(tmp_path):
         _phases_and_starts(timeline)
 
 
+def test_counters_on_the_gpu(tmp_path):
+    """NVML GPM beside CUPTI: contiguous 100 ms samples on the host clock, SM activity seen
+    while kernels run, and the stack's SM active no more than its kernel time (the samples
+    straddle the window's ends: 10 points of slack)."""
+    pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed")
+    pk = circuit_key("bit_heavy", 16, gpu=True)
+    (work,) = circuit_partitions("bit_heavy", 16, 1, 12)
+    path = tmp_path / "t.jsonl"
+    config = EngineConfig(devices=(0,), synthesis_workers=2, trace="kernels,counters", timeline_path=path)
+    with Engine(config) as engine:
+        assert engine.counters is not None, "GPM did not start (see the CounterWarning)"
+        result = engine.submit(Job(pk, work)).result(timeout=COMPILE_S)
+    assert all(verifies(pk, p) for p in result.partitions)
+    timeline = reader.read(path)
+    samples = timeline.of("counters")
+    assert len(samples) >= 3 and {s["source"] for s in samples} == {"nvml-gpm"}
+    assert all(a["end_ms"] == b["t_ms"] for a, b in zip(samples, samples[1:]))
+    assert max(s["metrics"]["sm_active_pct"] for s in samples) > 10, samples
+    whole = analysis.analyze(timeline, "whole")
+    assert whole.counters_source == "nvml-gpm" and whole.stack.pipe == "integer", whole.stack
+    assert 0 < whole.stack.sm_active_pct <= whole.stack.kernel_pct + 10, whole.stack
+
+
 def _phases_and_starts(timeline) -> str:
     """Each partition's phases with the kernel records that start in them (ms after the
     phase's start, and the records starting up to 2 ms before it): what a failure shows."""
