@@ -78,6 +78,7 @@ def main() -> None:
         digest = subprocess.run([sys.executable, "-c", f"from numba_cuzk.commands.prebuilt import sha256_file; "
                                  f"print(sha256_file({str(archive)!r}))"], capture_output=True, text=True,
                                 check=True).stdout.strip()
+        _run(CLI + ["compile", "--fetch", str(archive), "--sha256", digest], work / "scratch", work)  # setup's kernels
         seconds, _ = _run(CLI + ["setup", "--circuit", "mimc", "-k", str(args.log), "--witness", "C.wtns",
                                  "--zkey", "C.zkey", "--vk", "vk.json", "--cpu"], work / "scratch", work)
         print(f"setup (2^{args.log}): {seconds:.1f} s", flush=True)
