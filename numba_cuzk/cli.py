@@ -266,9 +266,9 @@ def _build_kernels(targets: list[str], archive: str, processes: int | None) -> N
     if bars:
         bars.pop().__exit__(None, None, None)
     size = Path(archive).stat().st_size
-    console.print(f"wrote {archive} ({size / 2**20:.1f} MiB, {', '.join(targets)}) in "
-                  f"{time.perf_counter() - start:.0f} s\nsha256 {digest}\n"
-                  f"install: numba-cuzk compile --fetch {archive} --sha256 {digest}")
+    typer.echo(f"wrote {archive} ({size / 2**20:.1f} MiB, {', '.join(targets)}) in "
+               f"{time.perf_counter() - start:.0f} s\nsha256 {digest}")
+    typer.echo(f"install: numba-cuzk compile --fetch {archive} --sha256 {digest}")  # one line, to copy
 
 
 def _fetch_kernels(source: str, sha256: str | None) -> None:
