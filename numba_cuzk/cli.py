@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import platform
 import signal
 import sys
@@ -111,9 +110,14 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
          log_constraints: int = typer.Option(20, "-k", help="With --plan: the built-in circuit's size, 2^k."),
          slots: int = typer.Option(1, "--slots", help="With --plan: proof slots (the engine: GPU workers + 1)."),
          free_gb: float | None = typer.Option(None, "--free-gb", help="With --plan: plan for this much free device "
-                                              "memory (GB) instead of the GPU's.")) -> None:
+                                              "memory (GB) instead of the GPU's."),
+         kernels: bool = typer.Option(False, "--kernels", help="Every kernel: the file and line it is made from, its "
+                                      "registers, its cache entries and where they came from.")) -> None:
     """Versions, CUDA toolchain, GPUs, the backend kernels will run on, and the kernel
-    cache; with --plan, a key's device-memory plan."""
+    cache; with --plan, a key's device-memory plan; with --kernels, every kernel."""
+    if kernels:
+        _print_kernels(as_json)
+        return
     if plan:
         from numba_cuzk.groth16 import memory
 
@@ -127,7 +131,7 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
             raise typer.BadParameter(str(exc))
         return
     from numba_cuzk import backend
-    from numba_cuzk.engine import precompile
+    from numba_cuzk.commands import compile as precompile
 
     report = {
         "numba_cuzk": __version__,
@@ -157,9 +161,35 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
     table.add_row("backend", f"[bold]{report['backend']}[/bold]")
     cache = report["kernel_cache"]
     table.add_row("kernel cache", f"{cache['folder']} ({cache['bytes'] / 2**20:.1f} MiB, {cache['entries']} entries)")
+    if cache.get("prebuilt"):
+        table.add_row("  prebuilt", f"{cache['prebuilt']['entries']} entries for {', '.join(cache['prebuilt']['targets'])} "
+                      f"(archive sha256 {cache['prebuilt']['sha256'][:16]}...)")
     for target, (have, total) in cache["coverage"].items():
         table.add_row(f"  {target} kernels", f"{have} of {total} cached" + (
             ": `numba-cuzk compile` fills it" if have == 0 else " (the others compile on first use)" * (have < total)))
+    console.print(table)
+
+
+def _print_kernels(as_json: bool) -> None:
+    """``info --kernels``: a row per kernel (commands/kernel_report.py)."""
+    from numba_cuzk import backend, kernel_cache
+    from numba_cuzk.commands import kernel_report
+
+    rows = kernel_report.kernel_rows()
+    if as_json:
+        typer.echo(json.dumps(kernel_report.as_json(rows), indent=2))
+        return
+    gpus = backend.describe_devices()
+    here = "sm_" + gpus[0]["compute_capability"].replace(".", "") if gpus else None
+    table = Table(title=f"kernels ({len(rows)}): kernel cache {kernel_cache.cache_dir()}",
+                  caption="template: the def the kernel is made from (kernel_cache.specialize binds its free names); "
+                          f"registers per thread on {here or 'the first GPU target cached'}")
+    for column in ("kernel", "template", "binds", "registers", "cached for", "origin"):
+        table.add_column(column, justify="right" if column == "registers" else "left")
+    for row in rows:
+        binds = ", ".join(f"{name} {where.removeprefix('numba_cuzk/')}" for name, where in row.bindings.items())
+        table.add_row(row.name, row.source, binds, kernel_report.registers_text(row, here),
+                      " ".join(sorted(row.targets)) or "-", row.origin)
     console.print(table)
 
 
@@ -175,45 +205,98 @@ def _key_shape(zkey: str | None, circuit: str, log_constraints: int):
 
 @app.command("compile")
 def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min=1,
-                                                  help="Worker processes (default: one per task).")) -> None:
+                                                  help="Worker processes (default: one per task)."),
+                    targets: str | None = typer.Option(None, "--targets", help="Build for these targets instead of "
+                                                       "this machine, no GPU needed: comma-separated cpu, sm_80, "
+                                                       "sm_86, sm_89, sm_90, sm_100, sm_120, or 'all'. Needs "
+                                                       "--archive."),
+                    archive: str | None = typer.Option(None, "--archive", help="With --targets: write the kernels "
+                                                       "as this archive (.tar.gz) for --fetch."),
+                    fetch: str | None = typer.Option(None, "--fetch", help="Install prebuilt kernels from this "
+                                                     "archive (a path or a file:/https: URL) into the kernel cache."),
+                    sha256: str | None = typer.Option(None, "--sha256", help="With --fetch: the archive's expected "
+                                                      "SHA-256 (as --archive printed it); refused if it differs.")) -> None:
     """Compile every kernel for the visible GPU and the CPU backend into the kernel cache,
-    in parallel processes; later processes load them instead of compiling."""
-    from rich.progress import Progress
+    in parallel processes; later processes load them instead of compiling. With --targets
+    and --archive, build prebuilt kernels for other machines; with --fetch, install them."""
+    if fetch is not None:
+        if targets or archive:
+            raise typer.BadParameter("--fetch installs an archive: it takes no --targets or --archive")
+        _fetch_kernels(fetch, sha256)
+        return
+    if (targets is None) != (archive is None):
+        raise typer.BadParameter("--targets and --archive go together (build prebuilt kernels)")
+    if targets is not None:
+        from numba_cuzk.commands.ahead import TARGETS
 
+        chosen = ["cpu", *TARGETS] if targets == "all" else [t.strip() for t in targets.split(",") if t.strip()]
+        _build_kernels(chosen, archive, processes)
+        return
     from numba_cuzk import kernel_cache
-    from numba_cuzk.engine import precompile
+    from numba_cuzk.commands import compile as precompile
+    from numba_cuzk.commands import progress
 
     names = precompile.task_names()
     start = time.perf_counter()
-    with Progress(console=console, transient=False) as progress:
-        bar = progress.add_task("compiling kernels", total=len(names))
-
-        def done(result) -> None:
-            progress.console.print(f"  {result.name:<14} {result.seconds:6.1f} s  "
-                                   f"({result.compiled} compiled, {result.loaded} from the cache)")
-            progress.advance(bar)
-
-        precompile.compile_all(processes=processes, on_done=done)
+    with progress.steps("compiling kernels", len(names), sys.stdout) as advance:
+        precompile.compile_all(processes=processes, on_done=lambda r: advance(
+            f"{r.name:<14} {r.seconds:6.1f} s  ({r.compiled} compiled, {r.loaded} from the cache)"))
     console.print(f"kernel cache {kernel_cache.cache_dir()}: {len(names)} tasks in "
                   f"{time.perf_counter() - start:.1f} s")
 
 
-def _compile_first(cpu: bool) -> None:
-    """On a GPU machine's first run of this version of the code: every GPU kernel compiled
-    in parallel processes before the command's work (precompile.first_run_on_gpu)."""
-    if cpu:
-        return
-    from numba_cuzk import kernel_cache
-    from numba_cuzk.engine import precompile
+def _build_kernels(targets: list[str], archive: str, processes: int | None) -> None:
+    from pathlib import Path
 
-    with precompile.first_run_on_gpu() as first:
-        if not first:
-            return
-        start = time.perf_counter()
-        with _spinner(f"first run here: compiling the GPU kernels in {os.cpu_count()} processes, once"):
-            precompile.compile_all(cpu_backend=False)
-    typer.echo(f"compiled the GPU kernels into {kernel_cache.cache_dir()} in {time.perf_counter() - start:.0f} s",
-               err=True)
+    from numba_cuzk.commands import prebuilt, progress
+
+    start = time.perf_counter()
+    bars = []
+
+    def stage(name: str, count: int) -> None:
+        if bars:
+            bars.pop().__exit__(None, None, None)
+        typer.echo(f"{name} ({time.perf_counter() - start:.0f} s)", err=True)
+        if count:
+            bars.append(progress.Steps(name, count, sys.stderr).__enter__())
+
+    def done(result) -> None:
+        bars[-1].advance(f"{result.name:<24} {result.seconds:6.1f} s ({result.compiled} compiled)")
+
+    digest = prebuilt.build(targets, Path(archive), processes=processes, on_stage=stage, on_done=done)
+    if bars:
+        bars.pop().__exit__(None, None, None)
+    size = Path(archive).stat().st_size
+    typer.echo(f"wrote {archive} ({size / 2**20:.1f} MiB, {', '.join(targets)}) in "
+               f"{time.perf_counter() - start:.0f} s\nsha256 {digest}")
+    typer.echo(f"install: numba-cuzk compile --fetch {archive} --sha256 {digest}")  # one line, to copy
+
+
+def _fetch_kernels(source: str, sha256: str | None) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from numba_cuzk import kernel_cache
+    from numba_cuzk.commands import prebuilt
+
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = prebuilt.fetch(source, Path(tmp) / "kernels.tar.gz")
+        result = prebuilt.install(archive, sha256)
+    checked = "checked against --sha256" if sha256 else "not checked: pass --sha256 to check it"
+    console.print(f"installed {result['installed']} kernel entries ({result['kept']} already there) for "
+                  f"{', '.join(result['targets'])} into {kernel_cache.cache_dir()}\n"
+                  f"archive sha256 {result['sha256']} ({checked}); each file matched its manifest")
+
+
+def _compile_first(cpu: bool) -> None:
+    """Before a command that proves: on a GPU machine's first run of this version of the
+    code, every GPU kernel compiled in parallel processes first (first_run.compile_gpu_first);
+    then any kernel the command compiles is announced, with a progress line each."""
+    from numba_cuzk.commands import first_run
+
+    if not cpu:
+        first_run.compile_gpu_first()
+    first_run.announce_compiles_until_exit()
 
 
 @app.command()

@@ -10,9 +10,12 @@ module-level functions, and their cache lives in one folder per version of the c
     $NUMBA_CUZK_CACHE_DIR or ~/.cache/numba-cuzk  /  <key>  /  <module path>/...
 
 ``key`` hashes the package's sources with the numba, numba-cuda, llvmlite, CUDA
-toolkit and Python versions, so an edit or an upgrade starts a fresh folder. Numba-cuda
-keys each CUDA entry by the device's compute capability itself, so GPUs of several
-kinds share the folder. A folder that cannot be written (read-only, full) is read
+toolkit and numpy versions and Python's minor version, so an edit or an upgrade starts a
+fresh folder, and a folder built on another machine with the same versions is found
+(``numba-cuzk compile --archive`` / ``--fetch``). Numba-cuda keys each CUDA entry by the
+device's compute capability itself, so GPUs of several kinds share the folder; numba
+keys a CPU entry by the cpu name and features it was compiled for, which are a portable
+x86-64 level here (cpu_isa()), not the host's own. A folder that cannot be written (read-only, full) is read
 where it can be and otherwise compiled around, with one warning.
 
 - ``gpu_kernel`` / ``cpu_kernel``: the decorators every kernel uses (``cuda.jit`` /
@@ -62,16 +65,28 @@ def _distribution_version(name: str) -> str:
         return "-"
 
 
+def python_tag() -> str:
+    """"cpython-3.11": the interpreter and its minor version, as numba's entries depend on
+    them (bytecode, pickles; numba's file names say ".py311"). Not sys.version, whose
+    build date and compiler differ between two builds of one Python, so that a folder
+    built elsewhere (``numba-cuzk compile --archive``) is found here."""
+    return f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
+
+
+def versions() -> dict[str, str]:
+    """What the key hashes besides the sources: the compiler stack's versions and python_tag()."""
+    return {name: _distribution_version(name) for name in _VERSIONED} | {"python": python_tag()}
+
+
 def source_key(package_dir: Path = PACKAGE_DIR) -> str:
     """16 hex digits over every .py file of the package (path and bytes), the compiler
-    stack's versions and the Python version: what decides the machine code."""
+    stack's versions and the Python version (versions()): what decides the machine code."""
     digest = hashlib.sha256()
     for path in sorted(package_dir.rglob("*.py")):
         digest.update(path.relative_to(package_dir).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
-    for name in _VERSIONED:
-        digest.update(f"{name}={_distribution_version(name)}\0".encode())
-    digest.update(sys.version.encode())
+    for name, version in versions().items():
+        digest.update(f"{name}={version}\0".encode())
     return digest.hexdigest()[:16]
 
 
@@ -215,13 +230,48 @@ def _distinct_function_ids() -> None:
         module.FunctionIdentity._unique_ids = itertools.count(secrets.randbits(48))
 
 
+CPU_ISA_ENV = "NUMBA_CUZK_CPU_ISA"  # "portable" (default) or "host"
+PORTABLE_CPU = "x86-64-v3"  # AVX2, BMI2, FMA: x86-64 servers since 2013-2015 (Haswell, Zen)
+_PORTABLE_FEATURES = {"avx", "avx2", "bmi", "bmi2", "fma", "f16c", "lzcnt", "movbe", "xsave", "popcnt",
+                      "sse4.2", "ssse3", "cx16", "sahf"}  # what x86-64-v3 assumes (v2's included)
+
+
+def cpu_isa() -> tuple[str, str] | None:
+    """(cpu name, features) the CPU kernels are compiled for, None for numba's default (the
+    host's own CPU): the portable PORTABLE_CPU, so that a kernel cache built on one x86-64
+    machine serves another (numba keys a CPU entry by cpu name and features); the host's
+    where $NUMBA_CUZK_CPU_ISA=host, where numba's NUMBA_CPU_NAME is set (the user's choice
+    wins), and where the host lacks one of x86-64-v3's features or is not x86-64."""
+    import platform
+
+    if os.environ.get(CPU_ISA_ENV, "portable") == "host" or os.environ.get("NUMBA_CPU_NAME"):
+        return None
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return None
+    from llvmlite import binding
+
+    host = {name for name, on in binding.get_host_cpu_features().items() if on}
+    return (PORTABLE_CPU, "") if _PORTABLE_FEATURES <= host else None
+
+
+def _target_cpu_isa() -> None:
+    """numba's CPU target compiles for cpu_isa(): set before its codegen is made (the first
+    CPU compile or cache lookup), which reads config.CPU_NAME and CPU_FEATURES."""
+    isa = cpu_isa()
+    if isa is not None:
+        from numba.core import config
+
+        config.CPU_NAME, config.CPU_FEATURES = isa
+
+
 def install() -> None:
     """Put the package locator first in numba's (CPU) and numba-cuda's lists, and make
-    their saves into our folder safe across processes. Run once, by numba_cuzk._compat,
-    before any kernel is defined."""
+    their saves into our folder safe across processes; compile the CPU kernels for
+    cpu_isa(). Run once, by numba_cuzk._compat, before any kernel is defined."""
     from numba.core import caching as cpu_caching
 
     _distinct_function_ids()
+    _target_cpu_isa()
 
     modules = [cpu_caching]
     try:
@@ -244,17 +294,19 @@ def specialize(template: Callable, name: str, **bindings) -> types.FunctionType:
     """``template`` (a module-level function) as a new function called ``name`` whose
     free names ``bindings`` resolve to the given values: e.g. the point formulas of one
     curve. Its source file, line and bytecode stay the template's; numba caches it under
-    ``name``."""
+    ``name``. ``__bindings__`` names the bound names (for ``numba-cuzk info --kernels``)."""
     scope = dict(template.__globals__)
     scope.update(bindings)
     fn = types.FunctionType(template.__code__, scope, name, template.__defaults__)
     fn.__qualname__ = name
     fn.__doc__ = template.__doc__
     fn.__module__ = template.__module__
+    fn.__bindings__ = tuple(bindings)
     return fn
 
 
-_compile_only: frozenset | None = None  # precompile's tasks: the kernels a launch compiles
+_compile_only: frozenset | None = None  # commands/compile's tasks: the kernels a launch compiles
+_record_launch: Callable[[str, tuple], None] | None = None  # record_launches(): where launches go instead
 
 
 class GpuKernel:
@@ -268,6 +320,9 @@ class GpuKernel:
         self.__doc__ = dispatcher.__doc__
 
     def __getitem__(self, config):
+        if _record_launch is not None:
+            record, name = _record_launch, self.dispatcher.py_func.__qualname__
+            return lambda *args: record(name, args)
         if _compile_only is None:
             return self.dispatcher[config]
         return self._compile
@@ -289,6 +344,18 @@ def compile_only(names: set[str]):
         yield
     finally:
         _compile_only = None
+
+
+@contextlib.contextmanager
+def record_launches(record: Callable[[str, tuple], None]):
+    """Within: a GPU kernel's launch calls ``record(name, args)`` and runs nothing (in the
+    simulator, the argument types of each launch, for a build without a GPU)."""
+    global _record_launch
+    _record_launch = record
+    try:
+        yield
+    finally:
+        _record_launch = None
 
 
 def gpu_kernel(fn: Callable | None = None, **options):

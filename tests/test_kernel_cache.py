@@ -179,3 +179,32 @@ def test_two_processes_give_one_function_different_mangled_names():
     names = {subprocess.run([sys.executable, "-c", MANGLED_NAME], capture_output=True, text=True, cwd=ROOT,
                             check=True).stdout.strip().splitlines()[-1] for _ in range(2)}
     assert len(names) == 2, names
+
+
+def test_cpu_kernels_target_a_portable_isa_unless_told(monkeypatch):
+    import platform
+
+    from llvmlite import binding
+
+    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
+    monkeypatch.delenv(kernel_cache.CPU_ISA_ENV, raising=False)
+    monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+    features = {name: True for name in kernel_cache._PORTABLE_FEATURES} | {"avx512f": True}
+    monkeypatch.setattr(binding, "get_host_cpu_features", lambda: features)
+    assert kernel_cache.cpu_isa() == (kernel_cache.PORTABLE_CPU, "")
+    monkeypatch.setattr(binding, "get_host_cpu_features", lambda: features | {"avx2": False})
+    assert kernel_cache.cpu_isa() is None  # no AVX2: x86-64-v3 code would not run here
+    monkeypatch.setattr(binding, "get_host_cpu_features", lambda: features)
+    monkeypatch.setenv(kernel_cache.CPU_ISA_ENV, "host")
+    assert kernel_cache.cpu_isa() is None
+    monkeypatch.setenv(kernel_cache.CPU_ISA_ENV, "portable")
+    monkeypatch.setenv("NUMBA_CPU_NAME", "skylake")  # numba's own setting wins
+    assert kernel_cache.cpu_isa() is None
+    monkeypatch.delenv("NUMBA_CPU_NAME")
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    assert kernel_cache.cpu_isa() is None
+
+
+def test_the_key_names_python_s_minor_version_not_its_build():
+    assert kernel_cache.versions()["python"] == f"cpython-{sys.version_info[0]}.{sys.version_info[1]}"
+    assert sys.version not in str(kernel_cache.versions())

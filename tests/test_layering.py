@@ -161,6 +161,10 @@ def test_imports_follow_layers(package):
         ("numba_cuzk.serve.client_cli", "from numba_cuzk.serve import protocol\nfrom numba_cuzk.fileio import x", False),
         ("numba_cuzk.engine.engine", "from numba_cuzk.serve import client", True),
         ("numba_cuzk.launch", "from numba_cuzk.serve.client_cli import main\nfrom numba_cuzk.cli import app", False),
+        ("numba_cuzk.commands.compile", "from numba_cuzk.engine import Engine\nfrom numba_cuzk.msm import msm", False),
+        ("numba_cuzk.commands.compile", "from numba_cuzk.cli import app", True),
+        ("numba_cuzk.engine.engine", "from numba_cuzk.commands import compile", True),
+        ("numba_cuzk.kernel_cache", "from numba_cuzk.commands.compile import compile_all", True),
     ],
 )
 def test_checker_catches_violations(module, source, bad):

@@ -164,7 +164,7 @@ def _light_groups() -> dict[str, frozenset[str]]:
     _LIGHT_PER_TASK to a group (numbered where a package has more)."""
     from numba.core.registry import CPUDispatcher
 
-    _define_every_kernel()
+    define_every_kernel()
     heavy = {f"{kind}_{curve}" for kind in _HEAVY_GPU for curve in ("g1", "g2")}
     groups: dict[str, set[str]] = {}
     for kernel in kernel_cache._KERNELS:
@@ -212,7 +212,7 @@ KERNEL_MODULES = ("numba_cuzk.field.codec", "numba_cuzk.field.kernels", "numba_c
                   "numba_cuzk.groth16.kernels")
 
 
-def _define_every_kernel() -> None:
+def define_every_kernel() -> None:
     """Import every kernel module, so that kernel_cache lists every kernel (none compiled)."""
     for module in KERNEL_MODULES:
         importlib.import_module(module)
@@ -221,16 +221,28 @@ def _define_every_kernel() -> None:
 def cache_report() -> dict:
     """kernel_cache.folder_report() plus coverage: for "cpu" and each visible GPU's
     "sm_MN", [kernels cached, kernels defined] (every kernel module imported, nothing
-    compiled)."""
-    _define_every_kernel()
+    compiled); and "prebuilt": what `compile --fetch` installed here, or None."""
+    import json
+
+    from numba_cuzk.commands.kernel_report import PREBUILT_MANIFEST
+
+    define_every_kernel()
     targets = ["cpu"] + sorted({"sm_" + d["compute_capability"].replace(".", "") for d in backend.describe_devices()})
-    return kernel_cache.folder_report() | {"coverage": {t: list(kernel_cache.coverage(t)) for t in targets}}
+    try:
+        record = json.loads((kernel_cache.cache_dir() / PREBUILT_MANIFEST).read_text())
+        prebuilt = {"entries": len(record["files"]), "targets": record["targets"], "sha256": record["archive_sha256"]}
+    except (OSError, ValueError, KeyError):
+        prebuilt = None
+    return kernel_cache.folder_report() | {"coverage": {t: list(kernel_cache.coverage(t)) for t in targets},
+                                           "prebuilt": prebuilt}
 
 
 def _run_task(task: Task) -> TaskResult:
+    """``task`` in this (fresh) process: its counts are what its function returns (an
+    ahead-of-time task's entries) or else kernel_cache.compile_stats()."""
     start = time.perf_counter()
-    task.fn(*task.args)
-    stats = kernel_cache.compile_stats()
+    value = task.fn(*task.args)
+    stats = value if isinstance(value, dict) else kernel_cache.compile_stats()
     return TaskResult(task.name, time.perf_counter() - start, stats["compiled"], stats["loaded"])
 
 
@@ -239,14 +251,25 @@ def task_names(gpu: bool | None = None, cpu_backend: bool = True) -> list[str]:
     return [task.name for task in _tasks(gpu, cpu_backend)]
 
 
-GPU_COMPILED = ".gpu-compiled"  # in the version's cache folder: compile_all finished the GPU's kernels
 _CLAIM = ".gpu-compiling"  # the process compiling them first, by pid
+
+
+def compiled_marker(target: str) -> str:
+    """The file, in the version's cache folder, that says every kernel for ``target``
+    ("sm_90") is there: compile_all finished them, or an archive of them was installed."""
+    return f".compiled-{target}"
+
+
+def device_target() -> str | None:
+    """"sm_MN" of the first visible GPU, None without one."""
+    devices = backend.describe_devices()
+    return "sm_" + devices[0]["compute_capability"].replace(".", "") if devices else None
 
 
 @contextlib.contextmanager
 def first_run_on_gpu() -> Iterator[bool]:
     """True where a GPU is visible and no run of this version of the code on this machine
-    has compiled the GPU's kernels (GPU_COMPILED is absent from its cache folder) or is
+    has compiled the GPU's kernels (compiled_marker is absent from its cache folder) or is
     compiling them now: compiling them in parallel first (compile_all(cpu_backend=False),
     ~1 min on the H200's 16 cores) then beats compiling them one by one inside a first
     proof (~4 min). The process told True holds a claim until the block ends; a claim
@@ -254,7 +277,8 @@ def first_run_on_gpu() -> Iterator[bool]:
     folder cannot be written (kernel_cache warns of it)."""
     folder = kernel_cache.cache_dir()
     claim = folder / _CLAIM
-    first = backend.cuda_available() and not (folder / GPU_COMPILED).exists() and _claim(folder, claim)
+    target = device_target() if backend.cuda_available() else None
+    first = target is not None and not (folder / compiled_marker(target)).exists() and _claim(folder, claim)
     try:
         yield first
     finally:
@@ -296,13 +320,25 @@ def compile_all(*, gpu: bool | None = None, cpu_backend: bool = True, processes:
     it needs have ended. ``on_done`` hears of each task as it ends. A task's error is
     raised once the tasks already running have ended."""
     gpu = backend.cuda_available() if gpu is None else gpu
-    pending = _tasks(gpu, cpu_backend)
+    results = run_tasks(_tasks(gpu, cpu_backend), processes, on_done)
+    if gpu:
+        with contextlib.suppress(OSError):  # an unwritable folder: kernel_cache warned of it
+            (kernel_cache.cache_dir() / compiled_marker(device_target())).touch()
+    return results
+
+
+def run_tasks(pending: list[Task], processes: int | None = None,
+              on_done: Callable[[TaskResult], None] | None = None) -> list[TaskResult]:
+    """Run ``pending``, ``processes`` at a time (default: the CPU count), each in a fresh
+    process, started once the tasks it needs have ended; ``on_done`` hears of each as it
+    ends. A task's error is raised once the tasks already running have ended."""
+    pending = list(pending)
     context = multiprocessing.get_context("spawn")  # a CUDA context does not survive fork
     finished: queue.SimpleQueue = queue.SimpleQueue()
     results: list[TaskResult] = []
     done: set[str] = set()
     running = 0
-    with context.Pool(processes or min(len(pending), os.cpu_count() or 1), maxtasksperchild=1) as pool:
+    with context.Pool(processes or max(1, min(len(pending), os.cpu_count() or 1)), maxtasksperchild=1) as pool:
         while pending or running:
             for task in [t for t in pending if done.issuperset(t.after)]:
                 pending.remove(task)
@@ -320,7 +356,4 @@ def compile_all(*, gpu: bool | None = None, cpu_backend: bool = True, processes:
             done.add(result.name)
             if on_done is not None:
                 on_done(result)
-    if gpu:
-        with contextlib.suppress(OSError):  # an unwritable folder: kernel_cache warned of it
-            (kernel_cache.cache_dir() / GPU_COMPILED).touch()
     return results

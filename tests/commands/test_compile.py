@@ -7,7 +7,7 @@ import os
 import time
 
 from numba_cuzk import backend, kernel_cache
-from numba_cuzk.engine import precompile
+from numba_cuzk.commands import compile as precompile
 
 
 def test_tasks_wait_only_for_what_they_need():
@@ -52,13 +52,17 @@ def test_the_first_run_on_a_gpu_machine_is_told_once(monkeypatch, tmp_path):
     folder = tmp_path / "cache" / "key"
     monkeypatch.setattr(kernel_cache, "cache_dir", lambda: folder)
     monkeypatch.setattr(backend, "cuda_available", lambda: True)
+    monkeypatch.setattr(precompile, "device_target", lambda: "sm_90")
     with precompile.first_run_on_gpu() as first:
         assert first and folder.is_dir()
         with precompile.first_run_on_gpu() as second:
             assert not second  # another process is compiling: its kernels land in the cache
     with precompile.first_run_on_gpu() as first:
         assert first  # that compile ended without finishing (interrupted): compile again
-        (folder / precompile.GPU_COMPILED).touch()  # as compile_all does once it has finished
+        (folder / precompile.compiled_marker("sm_80")).touch()  # another GPU's kernels: not this one's
+    with precompile.first_run_on_gpu() as first:
+        assert first
+        (folder / precompile.compiled_marker("sm_90")).touch()  # as compile_all or --fetch does once done
     with precompile.first_run_on_gpu() as first:
         assert not first
     monkeypatch.setattr(backend, "cuda_available", lambda: False)
@@ -75,6 +79,7 @@ def test_a_killed_compile_s_claim_is_taken_over(monkeypatch, tmp_path):
     folder.mkdir()
     monkeypatch.setattr(kernel_cache, "cache_dir", lambda: folder)
     monkeypatch.setattr(backend, "cuda_available", lambda: True)
+    monkeypatch.setattr(precompile, "device_target", lambda: "sm_90")
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     (folder / ".gpu-compiling").write_text(gone.stdout.strip())  # a claimer that no longer runs
     with precompile.first_run_on_gpu() as first:
