@@ -64,7 +64,9 @@ TILE = 256
 # partial sums for the levels (~0.7 M XYZZ additions, ~1% of the 1s' mixed ones).
 # (Tests pass 3: several items and levels.)
 SELECTED_PER = 256
-SCAN_THREADS = 1 if SIMULATOR else 1024
+# 256, not 1024: at 1024 threads the scan kernel's registers exceed the SM's 64 K
+# (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES on the H200); 2^19 tiles are 2048 per thread.
+SCAN_THREADS = 1 if SIMULATOR else 256
 ONES, OTHERS = 0, 1  # columns of counts, offsets and totals
 DENSE_ROWS = 4  # density maps kept: one per witness query (A, B1, B2, C)
 
