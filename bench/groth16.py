@@ -17,9 +17,13 @@ the plan's bytes, and whether peak - baseline stayed within what the plan had st
 allocate), setup_logK_s (params: its steps' ms), prove_logK_peak_host_gb (the process's peak RSS);
 prove_logK_cpu for the CPU backend (--cpu sizes, all cores). Another --circuit than
 bit_heavy puts its name after the size (prove_log20_mimc, setup_log20_mimc_s). Every proof is verified
-(pairing) inside prove(). Usage:
+(pairing) inside prove(). --tails none,65536: one key, then a Prover per entry, one after the
+other (the first freed before the next): "none" the plain MSMs (the names above), a number
+the bit/tail split for that many non-bit scalars (msm/bits.py), whose records carry _split
+after the size (prove_log27_split, prove_log27_split_device_ms, ...; params.tail): before
+and after in one call, the key's setup paid once. Usage:
     python3 -m bench.groth16 [--out FILE] [--sizes 16,18,20,22] [--cpu 16] [--runs 5] [--budget-gb G] [--host-key]
-                             [--circuit bit_heavy|mimc|...]
+                             [--circuit bit_heavy|mimc|...] [--tails none,65536]
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import resource
 import statistics
 import threading
 import time
+from typing import Iterator
 
 from numba import cuda
 
@@ -76,7 +81,9 @@ class PeakMemory:
 
 
 def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budget: int | None = None,
-               host_key: bool = False) -> list[dict]:
+               host_key: bool = False, tails: tuple[int | None, ...] = (None,)) -> Iterator[list[dict]]:
+    """The records of one size: setup's first (GPU), then a list per Prover as soon as it
+    is measured (a run cut short by its time limit keeps the Provers before it)."""
     t0 = time.perf_counter()
     r1cs, witness = build(circuit, log_n, seed=log_n)
     t_build = time.perf_counter() - t0
@@ -86,11 +93,29 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     t_setup = time.perf_counter() - t0 - t_build
     constraints, wires = r1cs.n_constraints, r1cs.n_wires
     del r1cs  # the host's and device's garbage of setup goes before the baseline
-    gc.collect()
+    if gpu:
+        yield [common.record(f"setup_log{log_n}{'' if circuit == 'bit_heavy' else '_' + circuit}_s", t_setup,
+                             "s", device, {"circuit": circuit, "gpu": True,
+                                           "steps_ms": {k: round(v) for k, v in setup_steps.items()}},
+                             timing=common.CALL_LATENCY)]
+    for tail in tails if gpu else (None,):
+        gc.collect()
+        yield bench_prover(pk, witness, log_n, circuit, gpu, runs, device, budget, resident, tail,
+                           {"constraints": constraints, "wires": wires, "setup_s": round(t_setup, 2),
+                            "build_s": round(t_build, 2)})
+        gc.collect()  # this Prover's buffers go before the next one's baseline
+
+
+def bench_prover(pk, witness, log_n: int, circuit: str, gpu: bool, runs: int, device: str, budget: int | None,
+                 resident: bool, tail: int | None, build: dict) -> list[dict]:
+    """A Prover for ``pk`` (``tail``: its bit/tail split), one warm-up proof, ``runs``
+    timed ones: the records of the module docstring."""
     baseline = memory.used_bytes() if gpu else None  # flushes the frees Numba deferred
     peak = PeakMemory().start() if gpu else None
     placed = sum(memory.query_bytes(memory.KeyShape.of(pk), q) for q in placed_queries(pk)) if gpu else 0
-    prover = Prover(pk, gpu=gpu, memory_budget=None if budget is None else budget - placed)
+    t0 = time.perf_counter()
+    prover = Prover(pk, gpu=gpu, memory_budget=None if budget is None else budget - placed, tail=tail)
+    t_prover = time.perf_counter() - t0
     prover.prove(witness)  # warm-up: compiles, builds NTT tables
     walls, phases = [], []
     for _ in range(runs):
@@ -102,13 +127,14 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
     by_phase = {k: round(statistics.median(p[k] for p in phases), 3) for k in phases[0]}
     # the bit-heavy circuit is the plain name; another circuit's figure carries its name
     # (prove_log20_mimc: a random-looking witness, results.md)
-    suffix = "" if circuit == "bit_heavy" else f"_{circuit}"
+    suffix = ("" if circuit == "bit_heavy" else f"_{circuit}") + ("" if tail is None else "_split")
     name = f"prove_log{log_n}{suffix}" + ("" if gpu else "_cpu")
     plan = prover.memory
-    params = {"circuit": circuit, "constraints": constraints, "wires": wires, "runs": runs,
-              "stat": "median", "phases_ms": by_phase, "setup_s": round(t_setup, 2), "build_s": round(t_build, 2),
-              "streamed": list(plan.streamed), "key": "resident" if resident else "host"}
-    print(f"{name}: {statistics.median(walls):.1f} ms  {by_phase}  (setup {t_setup:.1f} s)", flush=True)
+    params = {"circuit": circuit, **build, "runs": runs, "stat": "median", "phases_ms": by_phase,
+              "streamed": list(plan.streamed), "key": "resident" if resident else "host", "tail": tail,
+              "bits": list(plan.bits), "prover_s": round(t_prover, 2)}
+    print(f"{name}: {statistics.median(walls):.1f} ms  {by_phase}  (setup {build['setup_s']:.1f} s, "
+          f"Prover {t_prover:.1f} s)", flush=True)
     records = [common.record(name, statistics.median(walls), "ms", device, params, timing=common.CALL_LATENCY)]
     if not gpu:
         return records
@@ -120,16 +146,13 @@ def bench_size(log_n: int, circuit: str, gpu: bool, runs: int, device: str, budg
                      "placed": list(plan.placed), "peak_over_baseline_gb": round((used - baseline) / GB, 3),
                      "within_plan": used - baseline <= to_allocate, "streamed": list(plan.streamed),
                      "budget_gb": None if budget is None else round(budget / GB, 3)}
-    print(f"{name}: setup steps (ms) {setup_steps}; peak host memory {peak_rss_bytes() / GB:.1f} GB", flush=True)
+    print(f"{name}: peak host memory {peak_rss_bytes() / GB:.1f} GB", flush=True)
     print(f"{name}: device phases {device_ms:.1f} ms; peak GPU memory {used / GB:.2f} GB "
           f"({memory_params})", flush=True)
     return records + [
         common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)},
                       timing=common.DEVICE_THROUGHPUT),
         common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params, timing=common.CALL_LATENCY),
-        common.record(f"setup_log{log_n}{suffix}_s", t_setup, "s", device,
-                      {"circuit": circuit, "gpu": True, "steps_ms": {k: round(v) for k, v in setup_steps.items()}},
-                          timing=common.CALL_LATENCY),
         common.record(f"{name}_peak_host_gb", peak_rss_bytes() / GB, "GB", device,
                       {"what": "the process's peak resident set (ru_maxrss): build, setup, prover and proofs"},
                           timing=common.CALL_LATENCY),
@@ -152,15 +175,19 @@ def main(argv=None) -> None:
                         "default: what is free): a small one makes it stream B2 (then H, C, ...) from pinned host memory")
     parser.add_argument("--host-key", action="store_true", help="setup copies the key back to the host, and the "
                         "Prover uploads it (the path before resident keys)")
+    parser.add_argument("--tails", default="none", help="Provers to measure on one key, one after the other: "
+                        "none (the plain MSMs) or a number (the bit/tail split for that many non-bit scalars)")
     args = parser.parse_args(argv)
+    tails = tuple(None if t == "none" else int(t) for t in args.tails.split(",") if t)
     out = args.out or common.result_path("groth16", [common.gpu_name()])  # GPU and CPU records in one file
     budget = None if args.budget_gb is None else int(args.budget_gb * GB)
     for log_n in [int(x) for x in args.sizes.split(",") if x]:
-        common.write(bench_size(log_n, args.circuit, True, args.runs, common.gpu_name(), budget, args.host_key),
-                     "groth16", out)
+        for records in bench_size(log_n, args.circuit, True, args.runs, common.gpu_name(), budget, args.host_key,
+                                  tails):
+            common.write(records, "groth16", out)
     for log_n in [int(x) for x in args.cpu.split(",") if x]:
-        common.write(bench_size(log_n, args.circuit, False, max(1, args.runs // 2), common.cpu_name()),
-                     "groth16", out)
+        for records in bench_size(log_n, args.circuit, False, max(1, args.runs // 2), common.cpu_name()):
+            common.write(records, "groth16", out)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ synthesis ms / kernel ms), as the timeline's balance), porep_kernel_ms_per_parti
 porep_synthesis_ms_per_partition (ms, window means), porep_setup_s (written as soon as
 the key is made). Every proof is verified in the engine. Usage:
     python3 -m bench.porep [--out FILE] [--log 27] [--partitions 10] [--jobs 2] [--warmup 2] [--workers N]
-        [--in-flight 6] [--synthesis process|thread] [--timeline FILE]
+        [--in-flight 6] [--synthesis process|thread] [--timeline FILE] [--tail N]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from bench.engine import engine_run, keep_timeline
 from numba_cuzk import backend
 from numba_cuzk.circuits.builtin import key_shape
 from numba_cuzk.engine import EngineConfig
-from numba_cuzk.engine.batch import resident_slots
+from numba_cuzk.commands.batch import resident_slots
 from numba_cuzk.engine.workload import circuit_key, circuit_partitions, circuit_warmup
 from numba_cuzk.timeline import analysis
 
@@ -48,6 +48,8 @@ def main(argv=None) -> None:
     parser.add_argument("--in-flight", type=int, default=6, help="witnesses admitted at once (the host budget)")
     parser.add_argument("--synthesis", default="process", help="synthesis workers: process (witnesses through "
                                                                "/dev/shm) or thread")
+    parser.add_argument("--tail", type=int, help="the Provers' bit/tail split for at most TAIL non-bit scalars "
+                                                 "(EngineConfig.tail; default: the plain MSMs)")
     parser.add_argument("--timeline", help="keep the measured round's timeline here")
     parser.add_argument("--engine-timeline", help="the engine's whole timeline (warm-up too), written here as it "
                                                   "runs: a run cut short keeps its events in the live file beside it")
@@ -59,11 +61,11 @@ def main(argv=None) -> None:
         config = EngineConfig(devices=None if gpu else (), synthesis=args.synthesis,
                               synthesis_warmup=circuit_warmup(args.circuit),
                               timeline_path=Path(args.engine_timeline or Path(scratch) / "porep.jsonl"),
-                              host_memory_budget_bytes=args.in_flight * witness_bytes,
+                              host_memory_budget_bytes=args.in_flight * witness_bytes, tail=args.tail,
                               **({"synthesis_workers": args.workers} if args.workers else {}))
         slots = resident_slots(config)
         start = time.perf_counter()
-        pk = circuit_key(args.circuit, args.log, gpu=gpu, resident_slots=slots)
+        pk = circuit_key(args.circuit, args.log, gpu=gpu, resident_slots=slots, tail=args.tail)
         setup_s = time.perf_counter() - start
         print(f"porep: key of {args.circuit} at 2^{args.log} in {setup_s:.1f} s "
               f"({'resident, ' + str(slots) + ' slots' if slots else 'host'})", flush=True)
@@ -78,6 +80,7 @@ def main(argv=None) -> None:
     steady = analysis.analyze(timeline, "steady")
     b = steady.balance
     params = {"circuit": args.circuit, "log_constraints": args.log, "partitions": args.partitions, "jobs": args.jobs,
+              "tail": args.tail,
               "synthesis": config.synthesis, "synthesis_workers": config.synthesis_workers, "gpu_workers_per_device": config.gpu_workers_per_device,
               "key": "resident" if slots else "host", "in_flight": args.in_flight, "window_s": round(steady.span_ms / 1e3, 3),
               "idle_ms_per_partition": {c: round(ms / len(steady.partitions), 2) for c, ms in steady.gaps_ms.items()

@@ -574,7 +574,7 @@ def run(
     from pathlib import Path
 
     from numba_cuzk.engine import EngineConfig
-    from numba_cuzk.engine.batch import check_out, resident_slots
+    from numba_cuzk.commands.batch import check_out, resident_slots
     from numba_cuzk.engine.config import SYNTHESIS_KINDS, trace_kinds
     from numba_cuzk.engine.workload import circuit_warmup
 
@@ -629,9 +629,9 @@ def _connect(scheduler: str):
 
 
 def _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, quiet, slots):
-    """(engine.batch.Plan, its proving key; None when every witness was refused); a
+    """(commands.batch.Plan, its proving key; None when every witness was refused); a
     circuit's key left on the GPU for ``slots`` proof slots when that is not None."""
-    from numba_cuzk.engine import batch
+    from numba_cuzk.commands import batch
 
     status = Console(stderr=True, quiet=quiet).status
     if zkey is not None:
@@ -649,14 +649,14 @@ def _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, tru
 
 def _run_jobs(config, client, pk, plan, zkey, trusted, out, quiet, path) -> tuple[dict, str]:
     """Prove ``plan`` on this machine's engine or on ``client``'s cluster, with a progress
-    bar per job: the summary (engine.batch.summarize, with the timeline's utilization)
+    bar per job: the summary (commands.batch.summarize, with the timeline's utilization)
     and the utilization in short."""
     from dataclasses import replace
 
     from rich.progress import Progress
 
     from numba_cuzk.engine import Engine
-    from numba_cuzk.engine.batch import prove_local, summarize
+    from numba_cuzk.commands.batch import prove_local, summarize
     from numba_cuzk.timeline.summary import utilization
 
     with Progress(console=Console(stderr=True), disable=quiet) as progress:

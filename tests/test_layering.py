@@ -1,5 +1,5 @@
 """Imports go one way: field <- curve <- msm, field <- ntt, all <- groth16 <- circuits <- engine
-<- cluster <- serve.
+<- commands <- cluster <- serve.
 
 ``timeline`` only reads the engine's events: it imports neither numba.cuda nor any compute
 package, so timelines can be drawn on a machine without CUDA. ``events`` (the timeline's
@@ -29,8 +29,9 @@ ALLOWED = {
     "groth16": {"field", "curve", "ntt", "msm"},
     "circuits": {"field", "curve", "ntt", "msm", "groth16"},
     "engine": {"field", "curve", "ntt", "msm", "groth16", "circuits"},
+    "commands": {"field", "curve", "ntt", "msm", "groth16", "circuits", "engine"},  # the CLI's drivers
     "timeline": set(),
-    "serve": {"field", "curve", "ntt", "msm", "groth16", "circuits", "engine", "timeline"},  # and cluster
+    "serve": {"field", "curve", "ntt", "msm", "groth16", "circuits", "engine", "commands", "timeline"},  # and cluster
 }
 # serve's modules that a client imports: only each other and fileio, nothing of numba or numpy
 SERVE_CLIENT = {f"numba_cuzk.serve.{m}" for m in ("__init__", "protocol", "client", "client_cli", "proving_pb2",

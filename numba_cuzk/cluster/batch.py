@@ -1,5 +1,5 @@
 """``numba-cuzk run --scheduler``'s work, apart from parsing and printing: reach the
-scheduler (before anything else is done), prove a run's plan (engine.batch) on its GPU
+scheduler (before anything else is done), prove a run's plan (commands.batch) on its GPU
 workers, and merge their timelines.
 
     client = connect("tcp://host:8786")                 # InputError if it does not answer
@@ -16,7 +16,7 @@ from typing import Callable
 from numba_cuzk.cluster.client import ClusterProver
 from numba_cuzk.cluster.keys import zkey_bytes
 from numba_cuzk.engine import EngineConfig, JobFailed
-from numba_cuzk.engine.batch import JobPlan, Outcome, Plan, in_plan_order
+from numba_cuzk.commands.batch import JobPlan, Outcome, Plan, in_plan_order
 from numba_cuzk.fileio import InputError, naming
 from numba_cuzk.groth16.keys import ProvingKey
 
@@ -37,7 +37,7 @@ def connect(scheduler: str):
 def prove_cluster(client, config: EngineConfig, pk: ProvingKey, plan: Plan, *, zkey: str | None = None,
                   trusted: bool = True, out: str | None = None, on_proved: Callable[[str], None] | None = None,
                   timeline_path=None) -> tuple[list[Outcome], float, list[dict]]:
-    """Prove ``plan`` on ``client``'s workers: (outcomes as engine.batch.prove_local's,
+    """Prove ``plan`` on ``client``'s workers: (outcomes as commands.batch.prove_local's,
     wall s, devices), the jobs' merged timeline written to ``timeline_path``. The key goes
     as ``zkey``'s bytes (points checked by the workers unless ``trusted``) or as ``pk``'s;
     witness files are read here (the workers may not share this filesystem): one that

@@ -1,4 +1,4 @@
-"""Square roots, point decompression and subgroup membership, on the GPU and CPU.
+"""Square roots, the sign rule and subgroup membership, on the GPU and CPU.
 
 ``curve_checks(curve)`` builds device functions over points.py's formats (Montgomery
 limbs; see points.py):
@@ -17,11 +17,11 @@ limbs; see points.py):
   z^2 P (G1) is 127 Jacobian doublings and 16 mixed additions, [|z|]P (G2) 63 and 5 (|z|
   has Hamming weight 6), against 255 doublings + ~128 additions for r P.
   The identity is in the subgroup.
-- ``decode(p, flags) -> status``: canonical coordinates in, Montgomery point out;
-  decompresses (flags has COMPRESSED) and checks (flags has CHECK) in place.
 - ``check_stored(p) -> status``: a key's point as stored (Montgomery, (0, 0) for
   infinity), checked on its curve and in the subgroup, left as it is.
-``pair_check_stored()``: G2's check_stored for points held by lane pairs (point_ops(G2,
+
+Decoding (decompression and these checks, with the flags and statuses declared here) is
+decode.py's ``point_decoder(curve)``. ``pair_check_stored()``: G2's check_stored for points held by lane pairs (point_ops(G2,
 pair=True)), which the check_g2 kernel runs.
 """
 
@@ -162,7 +162,6 @@ class CurveChecks:
     sqrt: Callable
     lexicographically_largest: Callable
     in_subgroup: Callable
-    decode: Callable
     check_stored: Callable
 
 
@@ -275,75 +274,43 @@ def pair_check_stored() -> Callable:
     return _check_stored(P, in_subgroup, pair_function)
 
 
-@lru_cache(maxsize=None)
-def curve_checks(curve: CurveParams) -> CurveChecks:
-    P = point_ops(curve)
+def _g1_in_subgroup(P) -> Callable:
+    """G1's in_subgroup over point_ops(G1) ``P``: phi(P) == -z^2 P."""
     L = P.limbs
     L2, L3 = 2 * L, 3 * L
-    F = fq_ops if curve.degree == 1 else fq2_ops
-    f_mul, f_sqr, f_add = field_call(F.mul, 3, L), field_call(F.sqr, 2, L), field_call(F.add, 3, L)
-    f_neg, f_copy, f_set_one = field_call(F.neg, 2, L), F.copy, F.set_one
-    B = montgomery_limbs(curve.b, curve.degree)
+    f_mul, f_copy, f_set_one = field_call(fq_ops.mul, 3, L), fq_ops.copy, fq_ops.set_one
     jac_neg, jac_eq = P.jac_neg, P.jac_eq
-    aff_on_curve = P.aff_on_curve
-    sqrt = fq_sqrt if curve.degree == 1 else fq2_sqrt
-    largest = _fq_largest if curve.degree == 1 else _fq2_largest
-    to_mont = fq_to_mont
-    DEG = curve.degree
-    mul_by_check_scalar = _mul_by_check_scalar(P, device, curve.degree)
-
-    if curve.degree == 1:
-        BETA_M = montgomery_limbs(BETA, 1)
-
-        @split
-        def in_subgroup(p):
-            """phi(P) == -z^2 P."""
-            acc = local_u32(L3)
-            e = local_u32(L3)
-            mul_by_check_scalar(acc, p)
-            jac_neg(acc, acc)
-            for j in range(L):
-                e[j] = BETA_M[j]
-            f_mul(e[:L], e[:L], p[:L])
-            f_copy(e[L:L2], p[L:L2])
-            f_set_one(e[L2:L3])
-            return jac_eq(e, acc)
-
-    else:
-        in_subgroup = _g2_in_subgroup(P, mul_by_check_scalar, f_mul, f_set_one, fq2_ops.conj, _psi_constants, split)
+    mul_by_check_scalar = _mul_by_check_scalar(P, device, 1)
+    BETA_M = montgomery_limbs(BETA, 1)
 
     @split
-    def decode(p, flags):
-        """p: affine, canonical coordinates (y ignored when compressed) -> Montgomery.
-        Returns OK, NOT_ON_CURVE or NOT_IN_SUBGROUP; p is (0, 0) for the identity."""
-        if flags & INFINITY:
-            for j in range(L2):
-                p[j] = uint32(0)
-            return OK
-        for k in range(DEG):
-            to_mont(p[k * _N:(k + 1) * _N], p[k * _N:(k + 1) * _N])
-        if flags & COMPRESSED:
-            rhs = local_u32(L)
-            b = local_u32(L)
-            for j in range(L):
-                b[j] = B[j]
-            f_sqr(rhs, p[:L])
-            f_mul(rhs, rhs, p[:L])
-            f_add(rhs, rhs, b)
-            if not sqrt(p[L:L2], rhs):
-                return NOT_ON_CURVE
-            if largest(p[L:L2]) != ((flags & SIGN) != uint32(0)):
-                f_neg(p[L:L2], p[L:L2])
-        else:
-            for k in range(DEG):
-                to_mont(p[L + k * _N:L + (k + 1) * _N], p[L + k * _N:L + (k + 1) * _N])
-            if (flags & CHECK) and not aff_on_curve(p):
-                return NOT_ON_CURVE
-        if (flags & CHECK) and not in_subgroup(p):
-            return NOT_IN_SUBGROUP
-        return OK
+    def in_subgroup(p):
+        """phi(P) == -z^2 P."""
+        acc = local_u32(L3)
+        e = local_u32(L3)
+        mul_by_check_scalar(acc, p)
+        jac_neg(acc, acc)
+        for j in range(L):
+            e[j] = BETA_M[j]
+        f_mul(e[:L], e[:L], p[:L])
+        f_copy(e[L:L2], p[L:L2])
+        f_set_one(e[L2:L3])
+        return jac_eq(e, acc)
 
-    check_stored = _check_stored(P, in_subgroup, split)
+    return in_subgroup
 
+
+@lru_cache(maxsize=None)
+def curve_checks(curve: CurveParams) -> CurveChecks:
+    """The square root, sign rule, subgroup check and stored-point check of ``curve``
+    (see the module docstring); decode.py's point_decoder builds on them."""
+    P = point_ops(curve)
+    if curve.degree == 1:
+        sqrt, largest, in_subgroup = fq_sqrt, _fq_largest, _g1_in_subgroup(P)
+    else:
+        f_mul, f_set_one = field_call(fq2_ops.mul, 3, P.limbs), fq2_ops.set_one
+        sqrt, largest = fq2_sqrt, _fq2_largest
+        in_subgroup = _g2_in_subgroup(P, _mul_by_check_scalar(P, device, 2), f_mul, f_set_one, fq2_ops.conj,
+                                      _psi_constants, split)
     return CurveChecks(curve=curve, sqrt=sqrt, lexicographically_largest=largest, in_subgroup=in_subgroup,
-                       decode=decode, check_stored=check_stored)
+                       check_stored=_check_stored(P, in_subgroup, split))

@@ -137,6 +137,14 @@ cpu_extending.overload(_table_entry)(lambda buf, table, col: lambda buf, table, 
 cuda_extending.overload(_table_entry, inline="always")(lambda buf, table, col: lambda buf, table, col: table[:, col])
 
 
+# The three templates below read ``body`` (_body's per-point function), which
+# kernel_cache.specialize binds per instance (_mul_pair): _multiply_each_gpu is
+# fixed_base_mul_g1 (and fixed_base_mul_g2 in the simulator), _multiply_pairs_gpu is
+# fixed_base_mul_g2 on lane pairs, _multiply_each_cpu is fixed_base_mul_g1_cpu and
+# fixed_base_mul_g2_cpu. This placeholder is never compiled.
+body = None  # body(i, xyzz, scalars, table, montgomery, window)
+
+
 def _multiply_each_gpu(n, xyzz, scalars, table, montgomery, window):
     i = cuda.grid(1)
     if i < n:

@@ -20,6 +20,7 @@ from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its fir
 from numba import config
 
 from numba_cuzk.curve.checks import curve_checks, pair_check_stored
+from numba_cuzk.curve.decode import point_decoder
 from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.points import field_ops, point_ops
 from numba_cuzk.curve.target import field_call
@@ -107,7 +108,7 @@ def _to_affine_pair(curve: CurveParams, form: str) -> tuple:
 def _decode_pair(curve: CurveParams) -> tuple:
     P = point_ops(curve)
     L2 = 2 * P.limbs
-    decode_point = curve_checks(curve).decode
+    decode_point = point_decoder(curve)
     load, store = P.load, P.store
 
     @device

@@ -74,7 +74,15 @@ def _symbol(fn: Callable, limbs: int) -> str:
     return re.sub(r"\W", "_", f"{py_func.__module__}.{py_func.__qualname__}.{limbs}")
 
 
-def _body2(o, a):  # cfunc templates: op and shape are bound by kernel_cache.specialize
+# The cfunc templates _body2 and _body3 read ``op`` and ``shape``, bound per instance by
+# kernel_cache.specialize (field_call): one instance per field operation and limb count,
+# named by _symbol (module, qualname and limb count, e.g. ..._locals__mul_12). These
+# placeholders are never compiled.
+op = None  # the field operation op(out, a[, b])
+shape = (0,)  # (limbs,): the arrays' extent
+
+
+def _body2(o, a):
     op(carray(o, shape), carray(a, shape))
 
 

@@ -5,7 +5,7 @@ goes straight back to launching the next partition.
 
 Before, a worker assembled its own proof: with both workers of a device assembling, a staged
 partition waited for one of them while the device idled (the "dispatch" idle cause, 0.6 to
-4.4 ms per partition on the H200, bench/results/timeline-h200-gw2-2026-11-30.txt and issue 21).
+4.4 ms per partition on the H200, two GPU workers per device).
 
 ``kind`` "thread" (default) assembles in threads of this process: its Python holds the GIL,
 so the launching threads wait for it meanwhile (the interpreter hands the GIL over every 5 ms).

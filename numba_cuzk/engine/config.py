@@ -50,8 +50,7 @@ class EngineConfig:
         covers launching a partition's device work, so with 2 (the default) one worker
         queues the next partition while the device runs the other's (proofs are assembled
         off the workers' path, see ``assembly``): on the H200, bit_heavy 2^20 x 10 partitions,
-        0.579 s per proof and device busy 97.4% against 0.676 s and 80.4% with 1
-        (bench/results/engine-2026-11-30.json, 01f5833).
+        0.579 s per proof and device busy 97.4% against 0.676 s and 80.4% with 1.
     max_in_flight: partitions admitted at once (synthesizing, queued, or on a device);
         None: synthesis_workers + 2 per GPU worker, enough to keep every worker fed.
     host_memory_budget_bytes: witness bytes admitted at once, 32 B per wire per
@@ -84,6 +83,9 @@ class EngineConfig:
         and each time it may wait one full interval to get it back (the convoy of
         bench/gil.py: 20 such calls 1.4 ms alone, 104 ms beside Python big-int work at the
         default 5 ms, 13 ms at 0.5 ms). None: leave the interval as it is.
+    tail: the Provers' bit/tail split for witnesses of at most ``tail`` scalars other than
+        0 and 1 (groth16.prove.Prover's ``tail``, msm/bits.py; PoRep's are all bits but a
+        few dozen); a partition past it fails (TailOverflow). None: the plain MSMs.
     """
 
     devices: tuple[int, ...] | None = None
@@ -101,6 +103,7 @@ class EngineConfig:
     counters_period_ms: float = 100.0
     graphs: bool = True
     switch_interval_ms: float | None = 0.5
+    tail: int | None = None
 
     def __post_init__(self) -> None:
         if self.devices is not None:

@@ -52,14 +52,15 @@ class Engine:
     """Proves submitted jobs until ``close``; see the module docstring and EngineConfig."""
 
     def __init__(self, config: EngineConfig | None = None) -> None:
+        """Build the engine (devices, budget, queues, threads not yet started), then start
+        it: the synthesis and assembly pools, the kernel trace, the threads, the NVML
+        sampler. If starting raises, what had started is stopped before the error
+        propagates: no process, thread or shared-memory file outlives a failed start."""
         self.config = config = config or EngineConfig()
         self.devices: list[Device] = open_devices(config.devices, config.gpu_workers_per_device,
-                                                  config.device_memory_budget_bytes, config.graphs)
+                                                  config.device_memory_budget_bytes, config.graphs, tail=config.tail)
         workers = len(self.devices) * config.gpu_workers_per_device
         self.budget = _host_budget(config, workers)
-        self.recorder = Recorder(self._writer())
-        self.pool = SynthesisPool(config.synthesis, config.synthesis_workers, config.synthesis_warmup)
-        self.assembler = Assembler(config.assembly, len(self.devices))  # ~7.5 ms per partition of ~43 on a GPU
         self._admit: queue.Queue = queue.Queue()  # partitions waiting for admission, None: stop
         self._work: queue.Queue = queue.Queue()  # synthesized partitions; bounded by the budget
         self._jobs: list[JobState] = []
@@ -72,17 +73,59 @@ class Engine:
                                            name=f"stage{d.id}") for d in self.devices]
         self._threads += [threading.Thread(target=gpu_worker, args=(d, w, self), daemon=True, name=f"gpu{d.id}.{w}")
                           for d in self.devices for w in range(config.gpu_workers_per_device)]
-        kinds = trace_kinds(config.trace)
-        self.trace = KernelTrace.start(self.recorder, [d.id for d in self.devices if d.gpu]) if "kernels" in kinds \
-            else None
-        self.counters = CounterSampler.start(self.recorder, [(d.id, d.uuid) for d in self.devices if d.gpu],
-                                             config.counters_period_ms) if "counters" in kinds else None
         self._switch_interval_s = sys.getswitchinterval()
+        self.pool: SynthesisPool | None = None
+        self.assembler: Assembler | None = None
+        self.trace: KernelTrace | None = None
+        self.counters: CounterSampler | None = None
+        self.nvml: NvmlSampler | None = None
+        self.recorder = Recorder(self._writer())
+        try:
+            self._start()
+        except BaseException as error:
+            self._stop_started(error)
+            raise
+
+    def _start(self) -> None:
+        """Start, in order: the pools (processes for ``synthesis="process"``), the kernel
+        trace and the counter sampler (``trace``), the threads, the NVML sampler."""
+        config = self.config
+        self.pool = SynthesisPool(config.synthesis, config.synthesis_workers, config.synthesis_warmup)
+        self.assembler = Assembler(config.assembly, len(self.devices))  # ~7.5 ms per partition of ~43 on a GPU
+        kinds = trace_kinds(config.trace)
+        if "kernels" in kinds:
+            self.trace = KernelTrace.start(self.recorder, [d.id for d in self.devices if d.gpu])
+        if "counters" in kinds:
+            self.counters = CounterSampler.start(self.recorder, [(d.id, d.uuid) for d in self.devices if d.gpu],
+                                                 config.counters_period_ms)
         if config.switch_interval_ms is not None:
             sys.setswitchinterval(config.switch_interval_ms / 1e3)
         for thread in self._threads:
             thread.start()
         self.nvml = NvmlSampler(self.recorder, [(d.id, d.uuid) for d in self.devices if d.gpu], config.nvml_period_ms)
+
+    def _stop_started(self, error: BaseException) -> None:
+        """After a failed start: stop what _start had started, in reverse, and close the
+        timeline. A step that fails too is noted on ``error``, which is the one raised."""
+        self._closed = True
+        steps = [self.nvml and self.nvml.stop, self._stop_threads, self.counters and self.counters.stop,
+                 self.trace and self.trace.stop,
+                 lambda: sys.setswitchinterval(self._switch_interval_s), self.assembler and self.assembler.shutdown,
+                 self.pool and self.pool.shutdown, self.recorder.close]
+        for step in filter(None, steps):
+            try:
+                step()
+            except Exception as stop_error:
+                error.add_note(f"stopping the engine after it: {type(stop_error).__name__}: {stop_error}")
+
+    def _stop_threads(self) -> None:
+        """Stop the dispatcher, the stagers and (through them) the GPU workers, if started."""
+        self._admit.put(None)
+        for _ in self.devices:  # each stager then stops its device's workers
+            self._work.put(None)
+        for thread in self._threads:
+            if thread.ident is not None:
+                thread.join()
 
     def _writer(self) -> TimelineWriter | None:
         if self.config.timeline_path is None:

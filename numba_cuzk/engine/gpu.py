@@ -55,15 +55,15 @@ from numba_cuzk.groth16.timing import ClockAnchor, PhaseTimer
 INTERVAL_PHASES = {"download", "sync"}
 
 
-def key_bytes(pk: ProvingKey, slots: int = 1, gpu: bool = False) -> int:
+def key_bytes(pk: ProvingKey, slots: int = 1, gpu: bool = False, tail: int | None = None) -> int:
     """Device bytes of a Prover for ``pk`` with ``slots`` proof slots: its memory plan
     (groth16/memory.py: queries, CSR, MSM and NTT workspaces, work vectors, witness slots,
     margin), on a GPU the one the Prover will make for the memory free now (a query it
     streams costs its chunk buffers; one already there, from a resident setup, counts),
-    on the CPU backend every query resident."""
+    on the CPU backend every query resident; ``tail``: the Prover's bit/tail split (GPU)."""
     if not gpu:
         return plan_memory(KeyShape.of(pk), None, slots=slots).device_bytes
-    return plan_memory(KeyShape.of(pk), free_bytes(), slots=slots, placed=placed_queries(pk)).device_bytes
+    return plan_memory(KeyShape.of(pk), free_bytes(), slots=slots, placed=placed_queries(pk), tail=tail).device_bytes
 
 
 @dataclass(eq=False)
@@ -105,6 +105,7 @@ class Device:
     lock: threading.Lock = field(default_factory=threading.Lock)
     stream: object = None
     copy_stream: object = None
+    tail: int | None = None  # the Provers' bit/tail split (EngineConfig.tail)
     clock: object = None  # a stream for timers' anchors only: idle, so an anchor's time is its record time
     anchor: object = None  # the ClockAnchor on ``clock`` that every timer of this device maps by
     staged: queue.Queue = field(default_factory=queue.Queue)  # Staged, then a None per worker
@@ -134,7 +135,7 @@ class Device:
 
     def _make_resident(self, pk: ProvingKey, recorder: Recorder, ids: dict) -> Resident:
         slots = self.workers + 1
-        need = key_bytes(pk, slots, self.gpu)
+        need = key_bytes(pk, slots, self.gpu, self.tail)
         if self.budget_bytes is not None and need > self.budget_bytes:
             raise ValueError(f"the proving key needs {need} device bytes, over the budget of {self.budget_bytes}")
         while self.budget_bytes is not None and sum(e.nbytes for e in self.residents.values()) + need > self.budget_bytes:
@@ -142,7 +143,8 @@ class Device:
         if self.gpu:
             cuda.current_context().memory_manager.deallocations.clear()  # free evicted keys now, not later
         start = now_ns()
-        prover = Prover(pk, gpu=self.gpu, stream=self.stream, slots=slots, graphs=self.graphs)
+        prover = Prover(pk, gpu=self.gpu, stream=self.stream, slots=slots, graphs=self.graphs,
+                        tail=self.tail if self.gpu else None)
         prover.warm_up()  # compilation belongs to the alloc, not to the first partition's kernels
         recorder.interval("alloc", start, now_ns(), device=self.id, bytes=need, **ids)
         free: queue.Queue = queue.Queue()
@@ -153,7 +155,7 @@ class Device:
 
 
 def open_devices(devices: tuple[int, ...] | None, workers: int, budget_bytes: int | None,
-                 graphs: bool = True) -> list[Device]:
+                 graphs: bool = True, tail: int | None = None) -> list[Device]:
     """The devices to prove on (see EngineConfig.devices), each with its three streams and
     ``workers`` GPU workers."""
     if devices is None:
@@ -173,7 +175,7 @@ def open_devices(devices: tuple[int, ...] | None, workers: int, budget_bytes: in
             clock = cuda.stream()
             opened.append(Device(d, True, name, workers, budget_bytes, graphs, getattr(gpu, "uuid", None),
                                  stream=cuda.stream(), copy_stream=cuda.stream(), clock=clock,
-                                 anchor=ClockAnchor(clock)))
+                                 anchor=ClockAnchor(clock), tail=tail))
     return opened
 
 

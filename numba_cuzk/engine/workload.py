@@ -1,4 +1,4 @@
-"""Built-in workloads for ``numba-cuzk run`` (engine/batch.py) and bench/engine.py: a
+"""Built-in workloads for ``numba-cuzk run`` (commands/batch.py) and bench/engine.py: a
 proving key and the partitions' synthesizers of a built-in circuit, and a synthesis
 warm-up small enough to run in every worker at once."""
 
@@ -17,14 +17,15 @@ WARMUP_LOG = 12  # the warm-up's size: every family fits 2^12, and Numba compile
 
 
 def circuit_key(circuit: str, log_constraints: int, gpu: bool | None = None,
-                resident_slots: int | None = None) -> ProvingKey:
+                resident_slots: int | None = None, tail: int | None = None) -> ProvingKey:
     """An INSECURE local setup of built-in ``circuit`` at 2^log_constraints (every seed of
     it shares this key; groth16/setup.py). ``resident_slots``: the key stays on the
-    current GPU (setup(resident=True)), planned for a Prover of that many proof slots."""
+    current GPU (setup(resident=True)), planned for a Prover of that many proof slots
+    (and ``tail``: its bit/tail split)."""
     r1cs, _ = build(circuit, log_constraints, seed=0)
     if resident_slots is None:
         return setup(r1cs, gpu=gpu)
-    return setup(r1cs, gpu=gpu, resident=True, slots=resident_slots)
+    return setup(r1cs, gpu=gpu, resident=True, slots=resident_slots, tail=tail)
 
 
 def circuit_warmup(circuit: str) -> Synthesizer:

@@ -22,8 +22,8 @@ Algorithms (N limbs of 32 bits, w = 2^32, R = w^N, both moduli have a spare top 
   even limbs, then its odd limbs. Those two chains pair words (0,1), (2,3), ... and
   (1,2), (3,4), ...; kept in one accumulator, a word would be the high half of one
   register pair and the low half of the next, and ptxas re-pairs them with a MOV per
-  product. So sums live in two accumulators, one per pairing. bench/NOTES.md has the
-  figures of each step (lo/hi chains apart: IMAD + IADD3.X per half product).
+  product. So sums live in two accumulators, one per pairing (with the lo and hi chains
+  apart, each half product took an IMAD and an IADD3.X).
 - mul, CIOS with two accumulators t = P + Q: per limb b_i of b, P and Q take a*b_i's
   even and odd limbs; m = (P_0 + Q_0) * n0 mod w; they take m*p's; the shift by one
   word swaps them (see _mul_ops). t < 2p between steps, so word N only lives inside a
@@ -191,7 +191,7 @@ def _reduction_terms(prog: _Program, low: str, params: FieldParams) -> tuple[lis
     Fr's p = 1 + (w - 1) w + ...: m*1 is (m, 0), and m (w - 1) = (w - m) + (m - 1) w is
     (low, m - [low != 0]) as m = -low: words to add, not products, so a reduction step
     takes 14 wide multiply-adds, not 16 (the multiply pipe is what Fr's product waits
-    on: bench/NOTES.md). Q's terms may read low, which may be P's word 0: callers add
+    on). Q's terms may read low, which may be P's word 0: callers add
     them before P's."""
     m = _reduction_factor(prog, low, params)
     pairs = [(m, str(x)) for x in params.modulus_limbs]
@@ -342,7 +342,7 @@ def _reduction_factor(prog: _Program, low: str, params: FieldParams) -> str:
     if params.n0 == MASK:  # Fr: p = 1 mod 2^32, so m = -low
         # as 0 - low with a carry-out (nothing reads it: every chain after this starts its
         # own): ptxas 13.0 rewrites a plain neg's products m * p_k into IMAD.X + IMAD.HI.X
-        # pairs, two instructions per product instead of one IMAD.WIDE.X (bench/NOTES.md)
+        # pairs, two instructions per product instead of one IMAD.WIDE.X
         prog.emit("sub.cc.u32", m, ZERO, low)
     else:
         prog.emit("mul.lo.u32", m, low, str(params.n0))

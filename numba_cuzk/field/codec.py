@@ -155,9 +155,18 @@ def _check_layout(limbs: np.ndarray, params: FieldParams) -> None:
         )
 
 
+# Names the CPU templates below read, bound per instance by kernel_cache.specialize;
+# these placeholders are never compiled.
+n_limbs = 0  # limbs of one field element: 8 (Fr) or 12 (Fq)
+modulus = None  # (n_limbs,) uint32: the field's modulus, low limb first
+load = store = None  # the field's PrimeFieldOps.load(out, arr, i) / .store(arr, i, a)
+convert = None  # PrimeFieldOps.to_mont or .from_mont: convert(out, a)
+
+
 def _convert_each(out, x):
     """CPU template: out[:, i] = convert(x[:, i]) on all cores (n_limbs, load, convert and
-    store are bound by kernel_cache.specialize)."""
+    store are bound by kernel_cache.specialize). Instances: to_mont_fr_cpu,
+    from_mont_fr_cpu, to_mont_fq_cpu, from_mont_fq_cpu (_converters)."""
     for i in prange(x.shape[1]):
         a = local_u32(n_limbs)
         load(a, x, i)
@@ -182,7 +191,8 @@ _RUN = 1 << 13  # columns per parallel run: 8 rows of 32 KiB, in cache between i
 
 def _first_noncanonical_each(out, x, copy):
     """CPU template: the first column of x >= modulus (top limb first), or -1; with
-    ``copy``, out <- x in the same pass (n_limbs and modulus are bound by specialize)."""
+    ``copy``, out <- x in the same pass (n_limbs and modulus are bound by specialize).
+    Instances: first_noncanonical_fr_cpu, first_noncanonical_fq_cpu."""
     n = x.shape[1]
     runs = (n + _RUN - 1) // _RUN
     first = np.full(runs, -1, np.int64)

@@ -4,8 +4,8 @@ Why: one thread holding a G2 point (4 Fq2 coordinates = 96 limbs) plus a formula
 temporaries needs more than the 255 registers a thread can have: the single-thread G2
 kernels spill (ptxas sm_90: accumulate 336 B of spill stores per thread, reduce 1.8 KB).
 Split over a lane pair, a thread holds 48 limbs of a point, as a G1 thread does, and the
-G2 kernels need no spills and a third less inlined code. What it bought on the H200
-(49fb4d5, bench/NOTES.md): G2 MSM 2^16 14.9 -> 11.3 ms, 2^20 unchanged (115 ms): a
+G2 kernels need no spills and a third less inlined code. What it bought on the H200:
+G2 MSM 2^16 14.9 -> 11.3 ms, 2^20 unchanged (115 ms): a
 pair computes 36 Fq products per mixed addition where one thread computes 28.
 
 Lane 0 of the pair (pair_lane() == 0) holds c0, lane 1 holds c1 (x = c0 + c1 u,

@@ -43,6 +43,16 @@ def _launch(kernel, n: int, stream, *args) -> None:
         kernel[blocks, THREADS_PER_BLOCK, stream or 0](*args)
 
 
+# The templates below (the kernels of index_kernels) read ``body``, which
+# kernel_cache.specialize binds per instance to its per-element function. Instances:
+# _gpu_each4 / _cpu_each4 as mul_sub_fr, add_fr, scale_fr, mul_powers_fr, to_montgomery_fr,
+# from_montgomery_fr, batch_inverse_fr and the same for fq (with _cpu: mul_sub_fr_cpu...);
+# _gpu_each3 / _cpu_each3 as decode_g1, decode_g2, jacobian_to_affine_gN, xyzz_to_affine_gN
+# (curve/kernels.py); _gpu_each2 / _cpu_each2 as check_g1 and (simulator) check_g2,
+# _gpu_pairs2 as check_g2 on a lane pair. This placeholder is never compiled.
+body = None  # body(i, *arrays): item i of the kernel's arrays
+
+
 def _gpu_each2(n, a, b):
     i = cuda.grid(1)
     if i < n:

@@ -139,18 +139,9 @@ def _by_target(name: str, portable: Callable, cuda_impl: Callable | None, cpu_im
     return stub
 
 
-@lru_cache(maxsize=None)
-def montgomery(params: FieldParams) -> PrimeFieldOps:
-    """Build the PrimeFieldOps of ``params`` (cached: one set of functions per field)."""
-    N = params.limbs
-    N1 = N + 1
-    P = tuple(np.uint64(x) for x in params.modulus_limbs)
-    P2 = tuple(np.uint64(x) for x in _limb_tuple(2 * params.modulus, N))
-    N0 = np.uint64(params.n0)
-    ONE_MONT = _limb_tuple(params.r, N)
-    R2 = _limb_tuple(params.r2, N)
-    P_MINUS_2 = np.array(_limb_tuple(params.modulus - 2, N), dtype=np.uint32)  # constant memory on CUDA
-    P_MINUS_2.flags.writeable = False
+def _limb_ops(N: int, one_mont: tuple) -> dict:
+    """Moves, constants and comparisons of N-limb values (no arithmetic mod p)."""
+    ONE_MONT = one_mont
 
     @device
     def load(out, arr, i):
@@ -196,6 +187,14 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
         mask = uint32(0) - uint32(cond)  # all ones when cond
         for j in range(N):
             out[j] = (a[j] & mask) | (b[j] & ~mask)
+
+    return dict(load=load, store=store, copy=copy, set_zero=set_zero, set_one=set_one, is_zero=is_zero, eq=eq,
+                select=select)
+
+
+def _modular_ops(N: int, P: tuple, P2: tuple, is_zero: Callable) -> dict:
+    """The portable sums and differences mod p (P: the modulus' uint64 limbs) and mod 2p
+    (P2, the lazy ones), and the one conditional subtraction they share."""
 
     @device
     def _subtract_once(out, t, carry, q):
@@ -268,6 +267,16 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
     def sub_lazy_portable(out, a, b):
         _sub_mod(out, a, b, P2)
 
+    return dict(reduce_once=_reduce_once, add=add_portable, sub=sub_portable, neg=neg_portable,
+                add_lazy=add_lazy_portable, sub_lazy=sub_lazy_portable)
+
+
+def _cios_ops(N: int, P: tuple, N0: np.uint64, reduce_once: Callable) -> dict:
+    """The portable Montgomery products (CIOS): mul_cios, sqr_cios and mul_lazy;
+    ``reduce_once``: _modular_ops' portable one."""
+    N1 = N + 1
+    _reduce_once = reduce_once
+
     @device
     def mul_lazy_portable(out, a, b):
         t = local_u32(N1)
@@ -308,16 +317,14 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
     def sqr_cios(out, a):
         mul_cios(out, a, a)
 
-    cpu = wide_ops(params)
-    add = _by_target("add", add_portable, carry.intrinsic(params, "add"), cpu["add"], 3)
-    sub = _by_target("sub", sub_portable, carry.intrinsic(params, "sub"), cpu["sub"], 3)
-    neg = _by_target("neg", neg_portable, carry.intrinsic(params, "neg"), cpu["neg"], 2)
-    mul = _by_target("mul", mul_cios, carry.intrinsic(params, "mul"), cpu["mul"], 3)
-    sqr = _by_target("sqr", sqr_cios, carry.intrinsic(params, "sqr"), cpu["sqr"], 2)
-    add_lazy = _by_target("add_lazy", add_lazy_portable, carry.intrinsic(params, "add_lazy"), cpu["add"], 3)
-    sub_lazy = _by_target("sub_lazy", sub_lazy_portable, carry.intrinsic(params, "sub_lazy"), cpu["sub"], 3)
-    mul_lazy = _by_target("mul_lazy", mul_lazy_portable, carry.intrinsic(params, "mul_lazy"), cpu["mul"], 3)
-    reduce_once = _by_target("reduce_once", _reduce_once, carry.intrinsic(params, "reduce"), None, 2)
+    return dict(mul_cios=mul_cios, sqr_cios=sqr_cios, mul_lazy=mul_lazy_portable)
+
+
+def _derived_ops(N: int, r2: tuple, p_minus_2: np.ndarray, copy: Callable, set_one: Callable, add: Callable,
+                 mul: Callable, sqr: Callable) -> dict:
+    """What the target's add, mul and sqr build: doubling, the Montgomery conversions, powers
+    and Fermat's inverse."""
+    R2, P_MINUS_2 = r2, p_minus_2
 
     @device
     def dbl(out, a):
@@ -358,11 +365,38 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
     def inv(out, a):
         pow_(out, a, P_MINUS_2)
 
+    return dict(dbl=dbl, to_mont=to_mont, from_mont=from_mont, pow=pow_, inv=inv)
+
+
+@lru_cache(maxsize=None)
+def montgomery(params: FieldParams) -> PrimeFieldOps:
+    """Build the PrimeFieldOps of ``params`` (cached: one set of functions per field): the
+    portable functions of _limb_ops, _modular_ops and _cios_ops, each arithmetic one
+    replaced inside CUDA kernels by carry.py's PTX carry chains and in CPU code by
+    wide.py's intrinsics (_by_target), then _derived_ops over those."""
+    N = params.limbs
+    P = tuple(np.uint64(x) for x in params.modulus_limbs)
+    P2 = tuple(np.uint64(x) for x in _limb_tuple(2 * params.modulus, N))
+    P_MINUS_2 = np.array(_limb_tuple(params.modulus - 2, N), dtype=np.uint32)  # constant memory on CUDA
+    P_MINUS_2.flags.writeable = False
+    limbs = _limb_ops(N, _limb_tuple(params.r, N))
+    portable = _modular_ops(N, P, P2, limbs["is_zero"])
+    portable.update(_cios_ops(N, P, np.uint64(params.n0), portable["reduce_once"]))
+    cpu = wide_ops(params)
+    add = _by_target("add", portable["add"], carry.intrinsic(params, "add"), cpu["add"], 3)
+    sub = _by_target("sub", portable["sub"], carry.intrinsic(params, "sub"), cpu["sub"], 3)
+    neg = _by_target("neg", portable["neg"], carry.intrinsic(params, "neg"), cpu["neg"], 2)
+    mul = _by_target("mul", portable["mul_cios"], carry.intrinsic(params, "mul"), cpu["mul"], 3)
+    sqr = _by_target("sqr", portable["sqr_cios"], carry.intrinsic(params, "sqr"), cpu["sqr"], 2)
+    add_lazy = _by_target("add_lazy", portable["add_lazy"], carry.intrinsic(params, "add_lazy"), cpu["add"], 3)
+    sub_lazy = _by_target("sub_lazy", portable["sub_lazy"], carry.intrinsic(params, "sub_lazy"), cpu["sub"], 3)
+    mul_lazy = _by_target("mul_lazy", portable["mul_lazy"], carry.intrinsic(params, "mul_lazy"), cpu["mul"], 3)
+    reduce_once = _by_target("reduce_once", portable["reduce_once"], carry.intrinsic(params, "reduce"), None, 2)
+    derived = _derived_ops(N, _limb_tuple(params.r2, N), P_MINUS_2, limbs["copy"], limbs["set_one"], add, mul, sqr)
     return PrimeFieldOps(
-        params=params, reduce_once=reduce_once, add_lazy=add_lazy, sub_lazy=sub_lazy, mul_lazy=mul_lazy, limbs=N, load=load, store=store, copy=copy, set_zero=set_zero,
-        set_one=set_one, is_zero=is_zero, eq=eq, select=select, add=add, sub=sub, neg=neg,
-        dbl=dbl, mul=mul, sqr=sqr, mul_cios=mul_cios, sqr_cios=sqr_cios, to_mont=to_mont,
-        from_mont=from_mont, pow=pow_, inv=inv,
+        params=params, limbs=N, **limbs, add=add, sub=sub, neg=neg, mul=mul, sqr=sqr, reduce_once=reduce_once,
+        add_lazy=add_lazy, sub_lazy=sub_lazy, mul_lazy=mul_lazy, mul_cios=portable["mul_cios"],
+        sqr_cios=portable["sqr_cios"], **derived,
     )
 
 

@@ -24,6 +24,13 @@ all in its constructor (the NTT's tables on its warm-up), and nothing per proof.
 - streaming: a query left in pinned host memory (streamed, msm/stream.py) costs two device
   buffers of ``chunk`` points instead of the whole query (and, when every query of its
   curve streams, that curve's workspace serves one chunk).
+- bit/tail split (``tail``, msm/bits.py): the witness MSMs A, B1, B2, C of resident
+  queries sum the bases of their 1s and run Pippenger over at most ``tail`` other
+  scalars only: the split's buffers (kinds, the 1s' and the tail's indices, the gathered
+  tail scalars, sum_selected's partial sums per curve: bits.bit_bytes) and one tail
+  workspace per curve (its plan for ``tail`` scalars). The curves' full workspaces then
+  serve only the MSMs left to them (H; a streamed query's chunks): with B2 on the split,
+  the G2 workspace for m scalars (21.6 GB at 2^27) is not needed at all.
 - margin: MARGIN_BYTES for what the plan does not itemise (kernel modules, Numba's small
   constant tables, allocations whose frees Numba has deferred).
 
@@ -57,10 +64,12 @@ from numba_cuzk.curve.point_major import point_major
 from numba_cuzk.field.target import is_device_array
 from numba_cuzk.groth16.keys import ProvingKey
 from numba_cuzk.groth16.shape import QUERIES, KeyShape  # noqa: F401  (memory.KeyShape, memory.QUERIES: the plan's API)
+from numba_cuzk.msm.bits import bit_bytes
 from numba_cuzk.msm.pippenger import workspace_bytes
 from numba_cuzk.msm.plan import Plan, make_plan
 from numba_cuzk.ntt import domain
 
+WITNESS_QUERIES = ("a", "b1", "b2", "c")  # the MSMs of the witness's scalars: the bit/tail split serves them
 STREAM_ORDER = ("b2", "h", "c", "b1", "a")
 # Points per chunk of a streamed query, the largest of these that fits: every chunk pays
 # its workspace's whole bucket reduction (~2 x windows x 2^(c-1) additions: G2 at 2^24,
@@ -106,6 +115,13 @@ class MemoryPlan:
     items: tuple[Item, ...]
     free_bytes: int | None
     placed: tuple[str, ...] = ()  # resident queries allocated before the plan (setup's)
+    tail: int | None = None  # the bit/tail split's tail capacity (None: no split)
+    tail_plans: dict | None = None  # the tail workspaces' plans, by curve name
+
+    @property
+    def bits(self) -> tuple[str, ...]:
+        """The witness queries on the bit/tail split: the resident ones, when ``tail``."""
+        return tuple(q for q in WITNESS_QUERIES if q in self.resident) if self.tail else ()
 
     @property
     def device_bytes(self) -> int:
@@ -156,7 +172,9 @@ class MemoryPlan:
         return {"shape": vars(self.shape), "slots": self.slots, "chunk": self.chunk, "resident": list(self.resident),
                 "streamed": list(self.streamed), "placed": list(self.placed), "device_bytes": self.device_bytes,
                 "pinned_bytes": self.pinned_bytes, "free_bytes": self.free_bytes,
-                "msm_plans": {k: {"n": p.n, "c": p.c, "chunk": p.chunk} for k, p in self.msm_plans.items()},
+                "msm_plans": {k: {"n": p.n, "c": p.c, "chunk": p.chunk} for k, p in self.msm_plans.items()
+                              if p is not None},
+                "tail": self.tail, "bits": list(self.bits),
                 "items": [vars(i) for i in self.items]}
 
 
@@ -177,18 +195,41 @@ def ntt_table_bytes(log_n: int) -> int:
     return FR_BYTES * (twiddles + (1 << log_n)) + NTT_CONSTANT_BYTES
 
 
-def msm_plan(shape: KeyShape, curve: CurveParams, streamed: tuple[str, ...], chunk: int) -> Plan:
+def msm_plan(shape: KeyShape, curve: CurveParams, streamed: tuple[str, ...], chunk: int,
+             bits: tuple[str, ...] = (), window: int | None = None) -> Plan | None:
     """The window plan of ``curve``'s workspace: for its largest MSM, or for one chunk
     when every query of the curve streams (a streamed query's chunks use the workspace of
-    its curve; window sums stay additive as long as one c serves every chunk)."""
-    queries = [q for q, (_, c) in QUERIES.items() if c is curve]
-    n = shape.msm_scalars(curve)
+    its curve; window sums stay additive as long as one c serves every chunk); the
+    queries on the bit/tail split (``bits``) use the tail workspace instead. None when
+    no MSM is left to it. ``window``: G1's window bits instead of plan.py's choice (H's
+    MSM at 2^27: bench/NOTES.md)."""
+    queries = [q for q, (_, c) in QUERIES.items() if c is curve and q not in bits]
+    if not queries:
+        return None
+    n = max(shape.points(q) for q in queries)
     if all(q in streamed for q in queries):
         n = min(n, chunk)
-    return make_plan(max(n, 1))
+    return make_plan(max(n, 1), window if curve is G1 else None)
 
 
-def _items(shape: KeyShape, slots: int, streamed: tuple[str, ...], chunk: int, plans: dict) -> list[Item]:
+def windows_of(plan: MemoryPlan, query: str) -> int:
+    """Windows of ``query``'s MSM result: its tail plan's on the split, else its curve's."""
+    curve = QUERIES[query][1].name
+    return (plan.tail_plans[curve] if query in plan.bits else plan.msm_plans[curve]).windows
+
+
+def result_shape(plan: MemoryPlan, query: str) -> tuple[int, ...]:
+    """Shape of ``query``'s MSM result: (parts, 4L, windows) streamed, (2, 4L, windows)
+    on the split (the tail's window sums, the 1s' sum), (4L, windows) otherwise."""
+    curve = QUERIES[query][1]
+    shape = (4 * curve.limbs, windows_of(plan, query))
+    if query in plan.streamed:
+        return (plan.parts(query), *shape)
+    return (2, *shape) if query in plan.bits else shape
+
+
+def _items(shape: KeyShape, slots: int, streamed: tuple[str, ...], chunk: int, plans: dict,
+           tail: int | None, tail_plans: dict, bits: tuple[str, ...]) -> list[Item]:
     n, m = shape.domain_size, shape.n_vars
     items = []
     for q in QUERIES:
@@ -204,53 +245,73 @@ def _items(shape: KeyShape, slots: int, streamed: tuple[str, ...], chunk: int, p
                       CSR_BYTES_PER_COEFFICIENT * shape.coefficients + 2 * 8 * (n + 1)))
     for curve in (G1, G2):
         p = plans[curve.name]
-        items.append(Item("workspace", f"msm {curve.name} (n {p.n}, c {p.c}, chunk {p.chunk})",
-                          workspace_bytes(curve, p, host_scalars=False)))
+        if p is not None:
+            items.append(Item("workspace", f"msm {curve.name} (n {p.n}, c {p.c}, chunk {p.chunk})",
+                              workspace_bytes(curve, p, host_scalars=False)))
+        t = tail_plans.get(curve.name)
+        if t is not None:
+            items.append(Item("workspace", f"tail msm {curve.name} (n {t.n}, c {t.c}, chunk {t.chunk})",
+                              workspace_bytes(curve, t, host_scalars=False)))
+    if bits:
+        items.append(Item("bits", f"bit/tail split of {m} scalars, tail {tail} ({', '.join(bits)})",
+                          bit_bytes(m, tail)))
     items.append(Item("proof", "a, b, c and the NTT scratch vector (4 x 32 n)", 4 * FR_BYTES * n))
     items.append(Item("ntt", f"twiddle and coset tables (2^{shape.log_n})", ntt_table_bytes(shape.log_n)))
     items.append(Item("slots", f"{slots} witness slot(s) (32 x {m})", slots * FR_BYTES * m, slots * FR_BYTES * m))
-    results = sum(parts(shape, q, streamed, chunk) * 4 * QUERIES[q][1].limbs * 4 * plans[QUERIES[q][1].name].windows
-                  for q in QUERIES)
+    results = 0
+    for q, (_, curve) in QUERIES.items():
+        windows = (tail_plans if q in bits else plans)[curve.name].windows
+        results += (2 if q in bits else parts(shape, q, streamed, chunk)) * 4 * curve.limbs * 4 * windows
     items.append(Item("results", "MSM window sums", results))
     items.append(Item("margin", "kernel modules, small tables, deferred frees", MARGIN_BYTES))
     return items
 
 
 def plan_with(shape: KeyShape, streamed: tuple[str, ...], *, slots: int = 1, chunk: int = STREAM_CHUNKS[0],
-              free: int | None = None, placed: tuple[str, ...] = ()) -> MemoryPlan:
-    """The plan that streams exactly ``streamed``, with ``placed`` already on the device
-    (no fitting, no refusal)."""
+              free: int | None = None, placed: tuple[str, ...] = (), tail: int | None = None,
+              window: int | None = None) -> MemoryPlan:
+    """The plan that streams exactly ``streamed``, with ``placed`` already on the device,
+    and the bit/tail split for up to ``tail`` non-bit scalars (None: no split) for the
+    resident witness queries, and ``window`` for the G1 workspace (msm_plan; no fitting, no refusal)."""
     if slots < 1 or chunk < 1:
         raise ValueError(f"slots and chunk must be >= 1, got {slots} and {chunk}")
+    if tail is not None and tail < 1:
+        raise ValueError(f"the bit/tail split's tail must be >= 1 scalars, got {tail}")
     unknown = (set(streamed) | set(placed)) - set(QUERIES)
     if unknown:
         raise ValueError(f"unknown queries {sorted(unknown)}; the queries are {', '.join(QUERIES)}")
     if set(streamed) & set(placed):
         raise ValueError(f"queries {sorted(set(streamed) & set(placed))} are on the device already: "
                          "they cannot stream from host memory")
-    plans = {c.name: msm_plan(shape, c, streamed, chunk) for c in (G1, G2)}
     resident = tuple(q for q in QUERIES if q not in streamed)
+    tail = None if tail is None else min(tail, shape.n_vars)
+    bits = tuple(q for q in WITNESS_QUERIES if q in resident) if tail else ()
+    plans = {c.name: msm_plan(shape, c, streamed, chunk, bits, window) for c in (G1, G2)}
+    tail_plans = {c.name: make_plan(tail) for c in (G1, G2) if any(QUERIES[q][1] is c for q in bits)}
     return MemoryPlan(shape, slots, chunk, resident, tuple(streamed), plans,
-                      tuple(_items(shape, slots, tuple(streamed), chunk, plans)), free, tuple(placed))
+                      tuple(_items(shape, slots, tuple(streamed), chunk, plans, tail, tail_plans, bits)), free,
+                      tuple(placed), tail, tail_plans)
 
 
 def plan_memory(shape: KeyShape, free: int | None, *, slots: int = 1, chunk: int | None = None,
-                streamed: tuple[str, ...] | None = None, placed: tuple[str, ...] = ()) -> MemoryPlan:
+                streamed: tuple[str, ...] | None = None, placed: tuple[str, ...] = (),
+                tail: int | None = None, window: int | None = None) -> MemoryPlan:
     """The plan with the fewest queries streamed (in STREAM_ORDER, skipping the ``placed``
     ones, already on the device), then the largest chunk (``chunk``, or the first of
     STREAM_CHUNKS), whose allocations still to make fit ``free`` device bytes (every query
     resident when ``free`` is None), or the one that streams exactly ``streamed``.
     KeyTooLarge, naming the bytes needed and free, when streaming every query (or
-    ``streamed``) in the smallest chunks does not fit either."""
+    ``streamed``) in the smallest chunks does not fit either. ``tail``, ``window``: plan_with's."""
     order = tuple(q for q in STREAM_ORDER if q not in placed)
     choices = [order[:k] for k in range(len(order) + 1)] if streamed is None else [tuple(streamed)]
     chunks = STREAM_CHUNKS if chunk is None else (chunk,)
     for choice in choices:
         for size in chunks if choice else chunks[:1]:
-            plan = plan_with(shape, choice, slots=slots, chunk=size, free=free, placed=placed)
+            plan = plan_with(shape, choice, slots=slots, chunk=size, free=free, placed=placed, tail=tail,
+                             window=window)
             if plan.fits(free):
                 return plan
-    resident = plan_with(shape, (), slots=slots)
+    resident = plan_with(shape, (), slots=slots, tail=tail, window=window)
     big = sorted(plan.items, key=lambda i: -i.nbytes)[:3]
     raise KeyTooLarge(
         f"the proving key (domain 2^{shape.log_n}, {shape.n_vars} wires) needs {resident.device_bytes / GB:.2f} GB "

@@ -29,6 +29,12 @@ On a stream of its own, with nothing streamed, each slot's device work is captur
 as a CUDA graph (cuda_graph.py) and replayed: one launch per proof instead of ~90.
 The host waits once, for the five MSMs' window sums, and combines each by Horner's rule
 (msm.to_point).
+With ``tail`` (the bit/tail split, msm/bits.py) the witness is split once per proof,
+after the NTTs (phase "split"), into its 1s and its other non-zero scalars: each of A,
+B1, B2 and C (resident) is then the sum of its bases at the 1s plus a Pippenger MSM over
+at most ``tail`` scalars; a witness with more non-bit scalars is refused (TailOverflow,
+at ``collect``), never proved wrong. Each query's sum adds only the 1s on its dense
+bases (non-identity: its density map, made once per key in the constructor).
 A proof goes through the device in a ``ProofSlot`` (pinned witness and window-sum buffers,
 its device copy, events): ``enqueue`` launches its device work and returns, ``collect``
 waits for it. With several slots a pipeline (numba_cuzk.engine) uploads the next witness
@@ -59,6 +65,7 @@ from numba_cuzk.groth16.keys import Proof, ProvingKey, VerifyingKey
 from numba_cuzk.groth16.timing import PhaseTimer
 from numba_cuzk.groth16.witness import validate_witness
 from numba_cuzk.msm import StreamedBases, WindowSums, Workspace, host_bases, msm, to_point, upload_bases
+from numba_cuzk.msm.bits import BitSplit, check_totals
 from numba_cuzk.msm.plan import make_plan
 from numba_cuzk.ntt import cached_arrays, shift_to_coset
 
@@ -80,11 +87,13 @@ class ProofSlot:
 
     def __init__(self, n_vars: int, sums_shapes: dict[str, tuple[int, int]], gpu: bool) -> None:
         shape = (_N, n_vars)
+        self.totals = None  # the bit/tail split's (1s, others), pinned (2,) int32, when the prover splits
         if gpu:
             self.host = cuda.pinned_array(shape, dtype=np.uint32)
             self.device = cuda.device_array(shape, dtype=np.uint32)
             self.ready, self.done = sync_event(), sync_event()
             self.sums = {name: cuda.pinned_array(s, dtype=np.uint32) for name, s in sums_shapes.items()}
+            self.totals = cuda.pinned_array((2,), dtype=np.int32)
         else:
             self.host = self.device = np.empty(shape, dtype=np.uint32)
             self.ready = self.done = None
@@ -140,7 +149,11 @@ class Prover:
     The Prover then allocates exactly the plan's items, here (the NTT tables on the first
     proof): queries resident or streamed from pinned host memory (on ``copy_stream``, its
     own by default; ``streamed`` forces which, ``chunk`` their chunk in points), one
-    MSM workspace per curve shared by all its MSMs, the work vectors, ``slots`` proof slots. Proofs enqueued on its stream run one after the other (its
+    MSM workspace per curve shared by all its MSMs, the work vectors, ``slots`` proof slots.
+    ``tail`` (GPU): the bit/tail split for witnesses of at most ``tail`` scalars other
+    than 0 and 1 (module docstring; None: the plain MSMs); ``window``: the window bits of
+    the G1 workspace's plan (H's MSM; None: plan.py's choice). Proofs enqueued on its
+    stream run one after the other (its
     buffers are reused). With ``graphs`` (default) and a ``stream`` of its own, each slot's
     work is a CUDA graph, captured by ``warm_up`` or by the slot's first proof after the
     Prover's first (direct) one. On the CPU the
@@ -149,7 +162,8 @@ class Prover:
 
     def __init__(self, pk: ProvingKey, *, gpu: bool | None = None, stream=None, slots: int = 1,
                  memory_budget: int | None = None, copy_stream=None, chunk: int | None = None,
-                 streamed: tuple[str, ...] | None = None, graphs: bool = True) -> None:
+                 streamed: tuple[str, ...] | None = None, graphs: bool = True, tail: int | None = None,
+                 window: int | None = None) -> None:
         self.pk = pk
         self.gpu = backend.cuda_available() if gpu is None else gpu
         self.stream = (stream or cuda.default_stream()) if self.gpu else None
@@ -157,7 +171,8 @@ class Prover:
         shape = memory.KeyShape.of(pk)
         placed = placed_queries(pk) if self.gpu else ()
         self.memory = memory.plan_memory(shape, memory.free_bytes(memory_budget) if self.gpu else None, slots=slots,
-                                         chunk=chunk, streamed=streamed, placed=placed)
+                                         chunk=chunk, streamed=streamed, placed=placed,
+                                         tail=tail if self.gpu else None, window=window)
         self.copy_stream = (copy_stream or cuda.stream()) if self.memory.streamed and self.gpu else None
         place = (lambda a: cuda.to_device(np.ascontiguousarray(a), stream=self.stream)) if self.gpu else np.asarray
         alloc = (lambda shape: cuda.device_array(shape, dtype=np.uint32, stream=self.stream)) if self.gpu else (
@@ -174,7 +189,12 @@ class Prover:
             pk.after_checks()
         self.csr = [tuple(place(x) for x in _matrix_csr(pk, m)) for m in (0, 1)]
         self.workspaces = {c.name: Workspace(c, self.memory.msm_plans[c.name], host_scalars=False)
-                           for c in (G1, G2)} if self.gpu else {}
+                           for c in (G1, G2) if self.memory.msm_plans[c.name] is not None} if self.gpu else {}
+        self.tail_workspaces = {name: Workspace(c, self.memory.tail_plans[name], host_scalars=False)
+                                for c in (G1, G2) if (name := c.name) in (self.memory.tail_plans or {})}
+        self.split = BitSplit(pk.n_vars, self.memory.tail, stream=self.stream) if self.memory.bits else None
+        for row, name in enumerate(self.memory.bits):  # the queries' density maps, once per key
+            self.split.density(self.bases[name], self._first(name), self.split.dense[row], self.stream)
         self.abc = alloc((3, _N, n))
         self.scratch = alloc((_N, n))  # the NTT's; d = ab - c is written over a
         # the window count of each MSM's result, and so its shape, comes from its plan
@@ -200,16 +220,16 @@ class Prover:
         return upload_bases(points, curve, stream=self.stream)
 
     def _result_shape(self, name: str, curve) -> tuple[int, ...]:
+        if self.gpu:
+            return memory.result_shape(self.memory, name)
         size = {"c": self.pk.n_vars - self.pk.n_public - 1, "h": self.pk.domain_size}.get(name, self.pk.n_vars)
-        windows = self.memory.msm_plans[curve.name].windows if self.gpu else make_plan(size).windows
-        shape = (4 * curve.limbs, windows)
-        return (self.memory.parts(name), *shape) if name in self.memory.streamed and self.gpu else shape
+        return 4 * curve.limbs, make_plan(size).windows
 
     def prove(self, witness: np.ndarray, *, timer: PhaseTimer | None = None, check: bool = True) -> Proof:
         """A proof for ``witness`` ((8, n_vars) uint32 canonical Fr, host). ``timer``
         (made on this prover's stream, or with stream None on the CPU) gets the phases
         stage (host: the witness checked and copied into the slot, one pass), upload (witness
-        to the device), matvec, ntt, msm_a, msm_b1, msm_b2, msm_c, msm_h, download (device),
+        to the device), matvec, ntt, split (with ``tail``), msm_a, msm_b1, msm_b2, msm_c, msm_h, download (device),
         sync (host: waiting for the device; ~0 on the CPU) and epilogue (host)."""
         timer = timer or PhaseTimer(self.stream)
         slot = self.slots[0]
@@ -297,12 +317,17 @@ class Prover:
             fk.mul_sub(d, abc[0], abc[1], abc[2], stream=s)
             fk.from_montgomery(d, d, stream=s)
         private = w[:, self.pk.n_public + 1:]
+        if self.split is not None:
+            with timer.phase("split"):  # once for the four witness MSMs
+                self.split.split(w, s)
         results = {}
         for name, scalars in (("a", w), ("b1", w), ("b2", w), ("c", private), ("h", d)):
             with timer.phase(f"msm_{name}"):
                 results[name] = self._msm(name, scalars, timer)
         slot.windows = {name: (r.curve, r.c) for name, r in results.items()}
         with timer.phase("download"):
+            if self.split is not None:
+                self.split.totals.copy_to_host(slot.totals, stream=s)
             for name, r in results.items():
                 if self.gpu:
                     r.sums.copy_to_host(slot.sums[name], stream=s)
@@ -313,10 +338,18 @@ class Prover:
         bases, out, s = self.bases[name], self.points[name], self.stream
         if not self.gpu:
             return msm(bases, scalars, out=out)
+        if name in self.memory.bits:
+            dense = self.split.dense[self.memory.bits.index(name)]
+            return self.split.msm(bases, out, self.tail_workspaces[bases.curve.name], s, first=self._first(name),
+                                  dense=dense)
         workspace = self.workspaces[bases.curve.name]
         if name in self.memory.streamed:
             return bases.msm(scalars, workspace, out, s, self.copy_stream, transfer=self._transfer(name, timer))
         return msm(bases, scalars, out=out, stream=s, workspace=workspace)
+
+    def _first(self, name: str) -> int:
+        """The wire of ``name``'s base 0: C's base j is wire j + n_public + 1."""
+        return self.pk.n_public + 1 if name == "c" else 0
 
     def _transfer(self, name: str, timer: PhaseTimer):
         """Brackets for a streamed query's chunk copies: the timer's phase stream_<name>
@@ -331,6 +364,8 @@ class Prover:
         with timer.host_phase("sync"):
             if slot.done is not None:
                 slot.done.synchronize()
+        if self.split is not None:
+            check_totals(slot.totals, self.memory.tail)
         return {name: WindowSums(curve, c, slot.sums[name].copy()) for name, (curve, c) in slot.windows.items()}
 
     def assemble(self, points: dict, public_inputs: list[int], *, check: bool = True) -> Proof:

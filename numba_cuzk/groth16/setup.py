@@ -60,12 +60,12 @@ def domain_log(r1cs: R1CS) -> int:
 def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None,
           resident: bool = False, memory_budget: int | None = None, chunk: int | None = None,
           streamed: tuple[str, ...] | None = None, slots: int = 1,
-          steps_ms: dict[str, float] | None = None) -> ProvingKey:
+          steps_ms: dict[str, float] | None = None, tail: int | None = None) -> ProvingKey:
     """An insecure ProvingKey for ``r1cs`` (see the module docstring). ``toxic`` fixes
     alpha, beta, gamma, delta, tau (tests); otherwise they come from ``secrets``.
     ``resident`` (GPU only): the queries stay on this device, those that the memory plan
-    for the device memory free (at most ``memory_budget`` bytes; ``chunk``, ``streamed``
-    and ``slots`` as the Prover's: the engine's has gpu_workers + 1) streams in pinned
+    for the device memory free (at most ``memory_budget`` bytes; ``chunk``, ``streamed``,
+    ``slots`` and ``tail`` as the Prover's: the engine's has gpu_workers + 1) streams in pinned
     host memory; memory.KeyTooLarge, before any work, if no plan fits. ``steps_ms`` gets
     the wall ms of each step: scalars (the field work on the host), each query by name
     (a, b1, b2, c, h), ic and coefficients."""
@@ -81,7 +81,7 @@ def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None,
     step = functools.partial(wall_ms, {} if steps_ms is None else steps_ms)
     a = _with_public_rows(r1cs.a, ell)
     places = _places(memory.KeyShape(m, ell, n, a.nnz + r1cs.b.nnz), resident, budget=memory_budget, chunk=chunk,
-                     streamed=streamed, slots=slots)
+                     streamed=streamed, slots=slots, tail=tail)
     with step("scalars"):
         scalars, ic_scalars = _query_scalars(a, r1cs, t, log_n)
     mul = _FixedBase(gpu)
@@ -124,12 +124,12 @@ def _query_scalars(a: SparseMatrix, r1cs: R1CS, t: dict, log_n: int) -> tuple[di
 
 
 def _places(shape: memory.KeyShape, resident: bool, *, budget: int | None, chunk: int | None,
-            streamed: tuple[str, ...] | None, slots: int) -> dict[str, str]:
+            streamed: tuple[str, ...] | None, slots: int, tail: int | None = None) -> dict[str, str]:
     """Where each query goes: "host" (numpy), or with ``resident`` "device", "pinned" for
     those the Prover's plan (budget, chunk, streamed, slots as the Prover's) streams."""
     if not resident:
         return dict.fromkeys(memory.QUERIES, "host")
-    plan = memory.plan_memory(shape, memory.free_bytes(budget), chunk=chunk, streamed=streamed, slots=slots)
+    plan = memory.plan_memory(shape, memory.free_bytes(budget), chunk=chunk, streamed=streamed, slots=slots, tail=tail)
     return {q: "pinned" if q in plan.streamed else "device" for q in memory.QUERIES}
 
 

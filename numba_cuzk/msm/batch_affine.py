@@ -3,8 +3,7 @@
 Why: an XYZZ mixed addition costs 8M + 2S. An affine addition is
 lambda = (y2 - y1) / (x2 - x1), x3 = lambda^2 - x1 - x2, y3 = lambda (x1 - x3) - y1:
 2M + 1S and one inversion, and Montgomery's trick shares one inversion among a batch
-of independent additions for 3M each: 5M + 1S per addition (G1 measured in
-bench/NOTES.md). Additions of one batch must not depend on each other, so each bucket's
+of independent additions for 3M each: 5M + 1S per addition. Additions of one batch must not depend on each other, so each bucket's
 points are first sorted together (counting sort by bucket) and then summed as a tree:
 each round adds pairs (0, 1), (2, 3), ... of every bucket at once, halving every
 bucket's count, until each bucket holds one point (log2 of the largest bucket rounds;
@@ -18,7 +17,10 @@ of 2L contiguous limbs (x, y), Montgomery form.
 Templates (``kernel_cache.specialize`` binds, per curve: L, A = 2L, the field functions
 f_mul, f_sqr, f_add, f_sub, f_dbl, f_inv (curve/target.field_call), f_copy, f_set_one,
 f_is_zero, f_eq, X = 4L and the point functions aff_neg, aff_is_identity, aff_set_identity,
-xyzz_set_identity, xyzz_is_identity, add_mixed, add, dbl).
+xyzz_set_identity, xyzz_is_identity, add_mixed, add, dbl), declared below as placeholders.
+Each template is specialized once per curve as ``<name>_g1_cpu`` and ``<name>_g2_cpu``
+(msm/cpu.py's _kernels): bucket_shares_g1_cpu is the CPU kernel, the others its helpers,
+bound under their own names so that the templates' calls reach the curve's instance.
 """
 
 from __future__ import annotations
@@ -28,6 +30,14 @@ from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its fir
 from numba import prange
 
 from numba_cuzk.field.target import local_u32
+
+# Bound per curve by kernel_cache.specialize (msm/cpu.py's _kernels); these placeholders
+# are never compiled.
+L = A = X = 0  # uint32 limbs of one coordinate (12 for G1, 24 for G2), an affine point (2L), an XYZZ point (4L)
+f_mul = f_sqr = f_add = f_sub = f_dbl = f_inv = None  # field operations (curve/target.field_call)
+f_copy = f_set_one = f_is_zero = f_eq = None  # field helpers (field_ops(curve))
+aff_neg = aff_is_identity = aff_set_identity = None  # affine point functions (PointOps)
+xyzz_set_identity = xyzz_is_identity = add_mixed = add = dbl = None  # XYZZ point functions (PointOps)
 
 
 def pair_denominator(out, p, q):

@@ -62,9 +62,19 @@ def signed_digits_cpu(scalars, bases, montgomery, c, windows):
     return digits, kinds
 
 
+# Names the templates below read, bound per curve by kernel_cache.specialize (_kernels);
+# these placeholders are never compiled.
+X = 0  # uint32 limbs of one XYZZ point: 4 L
+store = None  # PointOps.store(arr, i, p, coords)
+xyzz_set_identity = None  # PointOps.xyzz_set_identity(out)
+add_mixed = None  # PointOps.xyzz_add_mixed(out, p, q): XYZZ p + affine q
+add = None  # PointOps.xyzz_add(out, p, q)
+
+
 def sum_of_ones(bases, kinds, chunks, out):
-    """Template (X, xyzz_set_identity, add_mixed, add bound per curve): out (4L,) <- the
-    XYZZ sum of the bases ((n, 2L) rows) whose scalar is 1, in ``chunks`` parallel parts."""
+    """Template of sum_of_ones_g1_cpu and sum_of_ones_g2_cpu (X, xyzz_set_identity,
+    add_mixed, add bound per curve): out (4L,) <- the XYZZ sum of the bases ((n, 2L) rows)
+    whose scalar is 1, in ``chunks`` parallel parts."""
     n = kinds.shape[0]
     parts = np.empty((chunks, X), dtype=np.uint32)
     size = -(-n // chunks)
@@ -79,7 +89,8 @@ def sum_of_ones(bases, kinds, chunks, out):
 
 
 def combine_shares(shares, ones, slices, sums):
-    """Template (X, store, xyzz_set_identity, add bound per curve): sums[:, w] <- the sum
+    """Template of combine_shares_g1_cpu and combine_shares_g2_cpu (X, store,
+    xyzz_set_identity, add bound per curve): sums[:, w] <- the sum
     of window w's slice shares (and, for window 0, of the 1s)."""
     total = local_u32(X)
     for w in range(sums.shape[1]):

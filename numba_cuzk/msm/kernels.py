@@ -53,8 +53,7 @@ SIM_BLOCKS = 2  # grid of the grid-stride kernels in the simulator (the GPU cove
 SCAN_THREADS = 1 if SIMULATOR else 256
 # Buckets per reduce thread: a window of B buckets gets B / SEGMENT_BUCKETS threads (2^20:
 # 1024 per window, 16384 in all), each ~2 * 32 additions in a row plus ~1.5 c for its
-# offset multiple. 32 from the H200 sweep at commit 619bef8 (bench/results/msm-2026-11-30):
-# against 64, G2 2^16 15.9 / 19.3 ms, 2^20 113.2 / 118.7; G1 2^16 3.7 / 4.6, 2^20 17.6 /
+# offset multiple. 32 from a sweep on the H200 (bench/msm.py --sweep): against 64, G2 2^16 15.9 / 19.3 ms, 2^20 113.2 / 118.7; G1 2^16 3.7 / 4.6, 2^20 17.6 /
 # 18.7, 2^24 228.9 / 226.7 (16 wins below 2^18 only, 128 only at 2^24, both by < 1 ms).
 # The simulator runs one segment per window.
 SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 32
@@ -188,12 +187,24 @@ def scatter(scalars, montgomery, c, first, stop, kinds, offsets, cursors, entrie
                 entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
 
 
-# accumulate and reduce, the point kernels, exist once per curve (accumulate_g1, reduce_g2,
-# ...): the templates below with their free names (the curve's point formulas load, store,
-# xyzz_neg, xyzz_set_identity, add_mixed, add_unless_equal, dbl; X and A, the limbs of an
-# XYZZ and an affine point per thread; LANES, threads per point; base_in_memory) bound by
-# kernel_cache.specialize. On the GPU G2's are over point_ops(G2, pair=True), a lane pair
-# per point (field/fq2_pair.py), so each item is LANES threads of the grid.
+# accumulate and reduce, the point kernels, exist once per curve: accumulate_g1,
+# accumulate_g2, reduce_g1, reduce_g2 (POINT_KERNELS, built by _point_kernels below). The
+# templates read the names declared here, which kernel_cache.specialize binds per instance
+# to the curve's values (a copy of this module's globals with the bindings on top): the
+# values below are placeholders that no kernel is compiled with. On the GPU G2's are over
+# point_ops(G2, pair=True), a lane pair per point (field/fq2_pair.py), so each item is
+# LANES threads of the grid.
+X = 0  # uint32 limbs of one XYZZ point per thread: 4 L (L = 12 for G1 and G2's lane pairs)
+A = 0  # uint32 limbs of one affine point per thread: 2 L
+LANES = 1  # threads per point: 1 (G1), 2 (G2's lane pair)
+base_in_memory = True  # the affine bases are read in place (G1), or loaded into registers ahead
+load = None  # PointOps.load(out, arr, i, coords): one point (a lane's half) of a bulk array
+store = None  # PointOps.store(arr, i, p, coords)
+xyzz_neg = None  # PointOps.xyzz_neg(out, p)
+xyzz_set_identity = None  # PointOps.xyzz_set_identity(out)
+add_mixed = None  # PointOps.xyzz_add_mixed(out, p, q): XYZZ p + affine q, madd-2008-s
+add_unless_equal = None  # PointOps.xyzz_add_unless_equal(out, p, q) -> False where p == q
+dbl = None  # PointOps.xyzz_dbl(out, p), dbl-2008-s-1
 #
 # Few call sites of point formulas: NVVM inlines the whole formula (with its doubling
 # branch) at every site, and a G2 site costs ~20 s of compilation. So reduce runs its
@@ -215,8 +226,10 @@ def entry(entries, kinds, w, s):
 
 
 def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points):
-    """Item g < ones0 = windows * max_chunks: run r of window w (g = w * max_chunks + r),
-    its entries [r chunk, (r + 1) chunk) in bucket order; the partial sum of each bucket
+    """Template of accumulate_g1 and accumulate_g2 (_point_kernels).
+
+    Item g < ones0 = windows * max_chunks: run r of window w (g = w * max_chunks + r), its
+    entries [r chunk, (r + 1) chunk) in bucket order; the partial sum of each bucket
     they hold -> points[:, w * max_chunks + k], consecutive k from the run's first,
     chunk_offsets[w, b] + the run's rank among the runs of b, its first entry's bucket
     (each bucket the run ends holds its last partial sum, so the next bucket's first is
@@ -226,8 +239,8 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
     One loop over the run's entries, a partial sum stored where an entry carries LAST_BIT
     (and at the run's end): a warp's threads add in step, chunk additions each, and the
     loop keeps no bucket index. A loop per bucket inside a loop over the run's buckets
-    made every thread of a warp wait, at each bucket, for the longest one (bench/NOTES.md,
-    2026-12-02); the index cost 40 registers (G1 208 against 166)."""
+    made every thread of a warp wait, at each bucket, for the longest one; the index cost
+    40 registers (G1 208 against 166)."""
     acc = local_u32(X)
     base = local_u32(A)
     ahead = local_u32(A)
@@ -288,9 +301,32 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
                 xyzz_set_identity(acc)
 
 
+@cuda.jit(device=True)
+def _reduce_items(segments, windows, max_chunks, first_items, count_items):
+    """reduce's items in its mode: windows x segments, windows x max_chunks (combine), or
+    the level's groups."""
+    if segments > 0:
+        return windows * segments
+    if segments < 0:
+        return windows * max_chunks
+    return first_items + (windows - 1) * count_items
+
+
+@cuda.jit(device=True)
+def _segment_item(item, segments, buckets, tmp0, seg0):
+    """Segment mode's item (w, t): (w, lo, ACC's slot, TOT's, Y's, its top bucket, its
+    result's slot)."""
+    w = item // segments
+    size = buckets // segments
+    lo = (item - w * segments) * size
+    acc = tmp0 + 3 * item
+    return w, lo, acc, acc + 1, acc + 2, lo + size - 1, seg0 + item
+
+
 def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, first, count, per,
            dst, out):
-    """Three modes, as a grid-stride loop over items.
+    """Template of reduce_g1 and reduce_g2 (_point_kernels): three modes, as a grid-stride
+    loop over items.
 
     segments < 0 (combine, stride s = src): item g = (w, j) of windows x max_chunks,
     chunk j of bucket b = chunk_buckets[w, j] at position t = j - chunk_offsets[w, b]:
@@ -321,12 +357,7 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
     buckets = chunk_offsets.shape[1] - 1
     first_items = (first + per - 1) // per
     count_items = (count + per - 1) // per
-    if segments > 0:
-        items = windows * segments
-    elif segments < 0:
-        items = windows * max_chunks
-    else:
-        items = first_items + (windows - 1) * count_items
+    items = _reduce_items(segments, windows, max_chunks, first_items, count_items)
     for item in range(cuda.grid(1) // LANES, items, cuda.gridsize(1) // LANES):
         xyzz_set_identity(a)
         w = lo = acc = tot = y = bucket = j = k = stop = s1 = s2 = int64(0)
@@ -335,19 +366,12 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
         bit = int64(c) - 2  # lo < B = 2^(c-1)
         doubled = False
         if segments > 0:
-            w = item // segments
-            size = buckets // segments
-            lo = (item - w * segments) * size
-            acc = tmp0 + 3 * item
-            tot = acc + 1
-            y = acc + 2
+            w, lo, acc, tot, y, bucket, result = _segment_item(item, segments, buckets, tmp0, seg0)
             if phase == 0:
                 store(points, acc, a, 4)
                 store(points, tot, a, 4)
                 store(points, y, a, 4)
-            bucket = lo + size - 1
             j = int64(chunk_offsets[w, bucket])
-            result = seg0 + item
         elif segments < 0:
             w = item // max_chunks
             j = item - w * max_chunks
@@ -373,7 +397,7 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
                 stop = min(k + per, begin + count)
             result = dst + item
             store(points, result, a, 4)
-        while True:
+        while True:  # one operation target = s1 + s2 per round, at the one add and dbl site
             target = int64(-1)
             if segments > 0:
                 if phase == 0:  # ACC += bucket sum, then TOT += ACC; buckets downwards
@@ -418,13 +442,10 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
             store(out, item, a, 4)
 
 
-# accumulate_g1 in <= 170 registers: 3 blocks of 128 per SM, its warps the latency
-# hiding the additions' carry chains need (ncu: fixed-latency stalls); unbounded, ptxas
-# took 186 (2 blocks) once add and sub became carry chains. The simulator rejects
-# launch_bounds.
-_POINT_OPTIONS = {(name, suffix): {} for name in ("accumulate", "reduce") for suffix in ("g1", "g2")}
-if not SIMULATOR:
-    _POINT_OPTIONS["accumulate", "g1"] = {}
+# No launch bounds: accumulate_g1 wants <= 170 registers (3 blocks of 128 per SM, the
+# warps that hide the additions' carry chains; ncu showed fixed-latency stalls), and
+# ptxas (sm_90) now allocates 168 unbounded (bench.sass --local). Check that count after
+# an edit of the formulas; the simulator rejects launch_bounds.
 
 
 def _point_kernels(curve: CurveParams) -> dict:
@@ -441,7 +462,7 @@ def _point_kernels(curve: CurveParams) -> dict:
         add_unless_equal=P.xyzz_add_unless_equal, dbl=P.xyzz_dbl, base_in_memory=curve.degree == 1,
     )
     suffix = curve.name.lower()
-    kernels = {name: gpu_kernel(specialize(template, f"{name}_{suffix}", **bindings), **_POINT_OPTIONS[name, suffix])
+    kernels = {name: gpu_kernel(specialize(template, f"{name}_{suffix}", **bindings))
                for name, template in (("accumulate", accumulate), ("reduce", reduce))}
     return {**kernels, "lanes": P.lanes}
 

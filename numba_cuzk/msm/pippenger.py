@@ -76,6 +76,7 @@ from numba_cuzk.field.params import FQ, FR
 from numba_cuzk.field.target import fill_zero, is_device_array
 from numba_cuzk.msm import kernels as K
 from numba_cuzk.msm.cpu import cpu_msm
+from numba_cuzk.msm.indexed import scatter_indexed
 from numba_cuzk.msm.plan import Plan, make_plan
 from numba_cuzk.msm.staging import stage
 
@@ -224,8 +225,11 @@ def result_shape(n: int, curve: CurveParams, window: int | None = None) -> tuple
 def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = False,
         window: int | None = None, chunk: int | None = None, segment: int | None = None,
         scatter: int | None = None, out=None,
-        stream=None, workspace: Workspace | None = None, mark: Callable[[str], None] | None = None) -> WindowSums:
+        stream=None, workspace: Workspace | None = None, mark: Callable[[str], None] | None = None,
+        indices=None, offset: int = 0) -> WindowSums:
     """sum_i scalars[i] * bases[i] as its window sums; see the module docstring. With
+    ``indices`` (GPU: device (>= n,) int32, bits.py's tail) scalar i multiplies base
+    indices[i] - offset instead (indexed.scatter_indexed). With
     ``workspace`` (GPU; its curve, n <= workspace.plan.n) its plan is used (not
     window/chunk/segment) and nothing is allocated or cached. ``mark`` (GPU, profiling):
     called with each stage's name (STAGES) after its launches, e.g. to record an event."""
@@ -237,7 +241,7 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
     _check_points(bases.points, curve)
     if bases.on_device and not is_point_major(bases.points):  # a copy per call: upload_bases keeps one
         bases = Bases(curve, point_major(bases.points, stream=stream))
-    n = _check_scalars(scalars, bases.count)
+    n = _check_scalars(scalars, bases.count if indices is None else K.MAX_SCALARS)  # indices: any base
     plan = make_plan(n, window, chunk, segment, scatter) if workspace is None else _workspace_plan(
         workspace, curve, n, (window, chunk, segment, scatter))
     shape = (4 * curve.limbs, plan.windows)
@@ -245,6 +249,8 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
                             or is_device_array(out) != bases.on_device):
         raise ValueError(f"out must be a uint32 {shape} array on the bases' side, got {out.dtype} {out.shape}")
     if not bases.on_device:
+        if indices is not None:
+            raise ValueError("msm: indices serve GPU bases only")
         if workspace is not None:
             raise ValueError("msm: a workspace serves GPU bases only")
         host_scalars = scalars.copy_to_host() if is_device_array(scalars) else np.ascontiguousarray(scalars)
@@ -267,7 +273,8 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
         scalars = ws.scalars
     if n < plan.n:
         fill_zero(ws.kinds[n:], stream)  # accumulate's 0/1 path reads kinds up to plan.n
-    _launch(curve, plan, ws, bases.points, scalars, bool(montgomery), sums, stream, mark or (lambda stage: None))
+    _launch(curve, plan, ws, bases.points, scalars, bool(montgomery), sums, stream, mark or (lambda stage: None),
+            indices, offset)
     return WindowSums(curve, plan.c, sums)
 
 
@@ -283,7 +290,7 @@ def _workspace_plan(workspace: Workspace, curve: CurveParams, n: int, overrides:
 STAGES = ("classify", "scan", "scatter", "accumulate", "combine", "reduce", "levels")
 
 
-def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream, mark) -> None:
+def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream, mark, indices=None, offset=0) -> None:
     kern = K.POINT_KERNELS[curve.name]
     n, c, windows = plan.n, plan.c, plan.windows
     per_scalar = _grid(n)
@@ -295,8 +302,12 @@ def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream, mark) -> N
     mark("scan")
     for first in range(0, windows, plan.scatter_windows):
         stop = min(windows, first + plan.scatter_windows)
-        K.scatter[per_scalar, K.THREADS, stream](scalars, montgomery, c, first, stop, ws.kinds, ws.offsets,
-                                                 ws.cursors, ws.entries)
+        if indices is None:
+            K.scatter[per_scalar, K.THREADS, stream](scalars, montgomery, c, first, stop, ws.kinds, ws.offsets,
+                                                     ws.cursors, ws.entries)
+        else:
+            scatter_indexed[per_scalar, K.THREADS, stream](scalars, montgomery, c, first, stop, ws.kinds, ws.offsets,
+                                                           ws.cursors, ws.entries, indices, offset)
     mark("scatter")
     lanes = kern["lanes"]  # threads per point (G2: a lane pair)
     kern["accumulate"][_grid(ws.seg0 * lanes), K.THREADS, stream](

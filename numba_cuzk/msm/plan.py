@@ -19,8 +19,7 @@ Every thread of a warp adds exactly ``chunk`` bases: with runs aligned to bucket
 (at most ``chunk`` points of one bucket each), random scalars' Poisson-sized buckets left
 a warp ~69% busy, each waiting for its longest chunk. Each bucket a run splits is one
 more partial sum for the combine to add (a full XYZZ addition), so runs span
-RUN_BUCKETS mean buckets (n / 2^(c-1) entries each): measured on the H200 at 98602e0,
-runs of 4 mean buckets against 1 (chunk 128 against 32) took G1 2^24 from 188.5 to
+RUN_BUCKETS mean buckets (n / 2^(c-1) entries each): measured on the H200, runs of 4 mean buckets against 1 (chunk 128 against 32) took G1 2^24 from 188.5 to
 168.4 ms (the combine and its partials), G1 2^20 14.5 -> 13.6, G2 2^20 50.1 -> 47.7. But
 no longer than keeps MIN_RUNS runs in all (fewer threads leave SMs idle: G2 2^16, 20
 windows, chunk 16 9.9 ms, 64 10.3, 256 14.0), and never shorter than one mean bucket. A
@@ -36,8 +35,8 @@ cost-model choice.
 Scatter: windows per scatter launch. Each launch reads every scalar again but writes the
 entries of its windows only, 4n bytes per window at random slots, which L2 (50 MB on the
 H200) merges into whole sectors while it holds them. So a launch takes as many windows
-as SCATTER_BYTES of entries hold (at least one). Measured on the H200 at 7ae7233
-(scatter stage, ms): G1 2^24 (67 MB a window) 22.1 in one launch, 12.5 two windows a
+as SCATTER_BYTES of entries hold (at least one). Measured on the H200 (scatter stage,
+ms): G1 2^24 (67 MB a window) 22.1 in one launch, 12.5 two windows a
 launch, 11.7 one; G1 2^20 (4 MB) 0.74 / 0.55 / 0.90; G2 2^16 (0.26 MB) 0.13 / 0.55 /
 1.03. Past 2^24 (unmeasured: a window far beyond L2, the scalars read once more per
 window) one launch as before. Override ``scatter`` to tune (bench/msm.py --sweep).
@@ -49,7 +48,11 @@ from dataclasses import dataclass
 
 SCALAR_BITS = 255  # r < 2^255
 DIGIT_BITS = SCALAR_BITS + 1  # room for the top window's carry
-MIN_BITS, MAX_BITS = 2, 22
+MIN_BITS, MAX_BITS = 2, 24
+# the widest window the cost model picks: at 2^27 it prefers c = 22 (1681 M modelled
+# additions) to 23 (1751 M) and 24 (1733 M); wider ones are for sweeps (bench.msm --sweep
+# window=..., Prover(window=)), whose G1 workspace at 2^27, c = 24, is ~19 GB of points
+CHOSEN_BITS = 22
 REDUCE_WEIGHT = 2.8
 MIN_CHUNK, MAX_CHUNK = 8, 256
 RUN_BUCKETS = 4  # mean buckets per run (see Chunks above)
@@ -99,8 +102,8 @@ def cost(n: int, c: int) -> float:
 
 
 def best_window(n: int) -> int:
-    """The c in [MIN_BITS, MAX_BITS] of least ``cost`` (the smaller c on ties)."""
-    return min(range(MIN_BITS, MAX_BITS + 1), key=lambda c: (cost(max(n, 1), c), c))
+    """The c in [MIN_BITS, CHOSEN_BITS] of least ``cost`` (the smaller c on ties)."""
+    return min(range(MIN_BITS, CHOSEN_BITS + 1), key=lambda c: (cost(max(n, 1), c), c))
 
 
 def make_plan(n: int, window: int | None = None, chunk: int | None = None, segment: int | None = None,

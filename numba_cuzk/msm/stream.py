@@ -16,7 +16,7 @@ uploaded[b] before chunk k's MSM, the copy stream for freed[b] before copying ch
 chunk k + 1 uploads while chunk k computes. The host points are point-major
 (curve/point_major.py, as the MSM reads its bases), so a chunk is one contiguous copy.
 The copy of a chunk of G2 points takes ~chunk * 192 B / 52.8 GB/s on the H200 (pinned:
-~61 ms at 2^24), about what its MSM takes there; at 2^27 (44f3206) stream_b2's copies,
+~61 ms at 2^24), about what its MSM takes there; at 2^27 stream_b2's copies,
 468 ms, overlapped msm_b2's 890 ms.
 
 ``transfer`` (optional): a callable giving a context manager that brackets each chunk's

@@ -89,7 +89,7 @@ def cpu_pass(src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
 THREADS_RADIX4 = 256  # one radix-4 unit (4 elements in registers) per thread at 2^10 elements per block
 LAUNCH_THREADS_RADIX4 = 32 if config.ENABLE_CUDASIM else THREADS_RADIX4
 # At least 2 blocks of 256 threads per SM: ptxas may use up to 128 registers. (3 blocks,
-# 80 registers, spilled and ran 5-8% slower: bench/NOTES.md.)
+# 80 registers, spilled and ran 5-8% slower.)
 _RADIX4_OPTIONS = {} if config.ENABLE_CUDASIM else {"launch_bounds": (THREADS_RADIX4, 2)}
 
 
@@ -123,7 +123,7 @@ def radix4_pass_fixed(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log
     """radix4_pass_block for an even log_r in [4, 8] given as a literal, with
     log_j = BLOCK_LOG - log_r: the groups written out one by one, so that every shift,
     mask, trip count and branch that depends on log_r, log_j or s folds to a constant
-    (4% off the 2^24 transform, bench/NOTES.md)."""
+    (4% off the 2^24 transform)."""
     log_j = BLOCK_LOG - log_r
     tid, stride, b, j0 = block_origin(log_j)
     direct = direct_store(log_r, log_j, log_ns)

@@ -91,7 +91,7 @@ def test_one_bad_witness_fails_only_its_proof(tmp_path, witness_dir):
 def test_rerun_resumes_a_failed_job(tmp_path, monkeypatch):
     """A job of three partitions whose partition 2 fails once partition 0 is proved: the
     proved ones are kept under --out, and the rerun proves only the rest."""
-    from numba_cuzk.engine import batch
+    from numba_cuzk.commands import batch
     from numba_cuzk.groth16.formats import read_zkey
 
     monkeypatch.setattr(workload, "setup", lambda r1cs, gpu: read_zkey(KEY_PATH, trusted=True))
@@ -155,7 +155,7 @@ def test_unwritable_out_is_refused_first(tmp_path, witness_dir):
 
 
 def test_witness_of_the_wrong_size_is_refused_before_the_key_is_read(tmp_path, witness_dir, monkeypatch):
-    from numba_cuzk.engine import batch
+    from numba_cuzk.commands import batch
 
     write_wtns(witness_dir / "p1.wtns", witness(1)[:, :-1])
     monkeypatch.setattr(batch, "read_zkey", lambda *a, **k: pytest.fail("the key was read"))

@@ -105,7 +105,7 @@ def test_engine_proves_with_a_key_resident_on_its_gpu(tmp_path):
     """A key set up on the GPU (setup(resident=True), planned for the engine's slots) is
     adopted by the engine's Prover as it is: its queries are the Prover's bases, no copy,
     and every partition's proof verifies."""
-    from numba_cuzk.engine.batch import resident_slots
+    from numba_cuzk.commands.batch import resident_slots
     from numba_cuzk.field.target import is_device_array
     from numba_cuzk.groth16 import memory
 

@@ -346,7 +346,7 @@ def test_resident_setup_places_the_queries_as_a_provers_plan_for_its_slots():
 def test_a_key_is_left_on_the_gpu_only_for_an_engine_on_gpu_0_alone(monkeypatch):
     from numba_cuzk import backend
     from numba_cuzk.engine import EngineConfig
-    from numba_cuzk.engine.batch import resident_slots
+    from numba_cuzk.commands.batch import resident_slots
 
     monkeypatch.setattr(backend, "cuda_available", lambda: True)
     gpus = [{"id": 0}]
@@ -360,3 +360,46 @@ def test_a_key_is_left_on_the_gpu_only_for_an_engine_on_gpu_0_alone(monkeypatch)
     assert resident_slots(EngineConfig(devices=(0,))) == 3
     monkeypatch.setattr(backend, "cuda_available", lambda: False)
     assert resident_slots(EngineConfig(devices=(0,))) is None
+
+
+def test_bit_tail_split_items_and_shapes():
+    """With ``tail`` the resident witness queries take the split: its buffers and a tail
+    workspace per curve are items, the G2 workspace for all wires is gone (B2 was its only
+    MSM) and each split MSM's result is (2, 4L, windows) of the tail's plan."""
+    from numba_cuzk.msm.bits import bit_bytes
+
+    plan = plan_with(SHAPE, (), tail=8)
+    assert plan.bits == ("a", "b1", "b2", "c") and plan.tail == 8
+    assert plan.msm_plans["G1"] == make_plan(128) and plan.msm_plans["G2"] is None
+    assert plan.tail_plans == {"G1": make_plan(8), "G2": make_plan(8)}
+    assert plan.bytes_of("bits") == bit_bytes(100, 8)
+    assert plan.bytes_of("workspace") == (workspace_bytes(G1, make_plan(128), host_scalars=False)
+                                          + workspace_bytes(G1, make_plan(8), host_scalars=False)
+                                          + workspace_bytes(G2, make_plan(8), host_scalars=False))
+    assert memory.result_shape(plan, "b2") == (2, 4 * G2.limbs, make_plan(8).windows)
+    assert memory.result_shape(plan, "h") == (4 * G1.limbs, make_plan(128).windows)
+    assert plan.as_dict()["bits"] == ["a", "b1", "b2", "c"]
+    # B2 streamed: its chunks keep the G2 workspace of one chunk, the split serves the rest
+    streamed = plan_with(SHAPE, ("b2",), chunk=16, tail=8)
+    assert streamed.bits == ("a", "b1", "c") and streamed.msm_plans["G2"] == make_plan(16)
+    assert "G2" not in streamed.tail_plans
+    with pytest.raises(ValueError, match="tail must be >= 1"):
+        plan_with(SHAPE, (), tail=0)
+
+
+def test_porep_partition_keeps_b2_resident_with_the_split():
+    """2^27 on an H200 (148 GB free, one slot: bench.groth16's): without the split B2
+    must stream; with a tail of 2^16 the G2 workspace for 132.8 M scalars (21.6 GB) goes,
+    and every query fits resident; a card of 100 GB still streams B2 (then H), one of 40 is refused."""
+    free = 148 * 10**9
+    assert plan_memory(POREP, free).streamed == ("b2",)
+    split = plan_memory(POREP, free, tail=1 << 16)
+    assert split.streamed == () and split.bits == ("a", "b1", "b2", "c")
+    full = plan_with(POREP, ())
+    g2 = next(i.nbytes for i in full.items if i.name.startswith("msm G2"))
+    assert not any(i.name.startswith("msm G2") for i in split.items)
+    assert full.device_bytes - split.device_bytes > g2 - 2.5 * 10**9 > 17 * 10**9  # the split's own items < 2.5 GB
+    smaller = plan_memory(POREP, 100 * 10**9, tail=1 << 16)
+    assert smaller.streamed[0] == "b2" and "b2" not in smaller.bits and smaller.device_bytes <= 100 * 10**9
+    with pytest.raises(KeyTooLarge):
+        plan_memory(POREP, 40 * 10**9, tail=1 << 16)
