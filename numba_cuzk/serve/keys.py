@@ -17,9 +17,9 @@ a daemon started again, or a key read again after going cold, is read trusted, u
 unless ``recheck``. A key whose check fails is refused, naming the section, until it is
 evicted.
 
-Budgets: warm and hot keys' host bytes (pinned or not) at most ``host_budget_bytes``; the engine's devices keep
-their own budget of resident keys (EngineConfig.device_memory_budget_bytes, from the
-memory plan). Least recently used keys not in use by a job go first. Every move is a
+Budgets: warm and hot keys' host bytes (pinned or not) at most ``host_budget_bytes``;
+the engine's devices keep their own budget of resident keys
+(EngineConfig.device_memory_budget_bytes, from the memory plan). Least recently used keys not in use by a job go first. Every move is a
 ``key_tier`` event on the engine's timeline (``host_memory`` "pinned" or "pageable" for a
 key in memory).
 """
