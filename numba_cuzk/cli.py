@@ -576,6 +576,8 @@ def serve(
     host_budget_gb: float | None = typer.Option(None, "--host-budget-gb", help="Host memory for resident keys "
                                                 "(default: a quarter of physical memory)."),
     cpu: bool = typer.Option(False, "--cpu", help="Use the CPU backend even when a GPU is present."),
+    recheck: bool = typer.Option(False, "--recheck", help="Check each zkey's points when it is loaded even if this "
+                                 "machine checked the same bytes before (a record in the user's cache)."),
 ) -> None:
     """Run the proving daemon in the foreground (gRPC): proving keys stay resident, clients
     prove with `numba-cuzk prove --server` or numba_cuzk.serve.client.ProverClient.
@@ -591,7 +593,7 @@ def serve(
         check_writable(timeline_file)
     _compile_first(cpu)
     config = ServeConfig(listen=listen, preload=tuple(preload), token_file=token_file, metrics_port=metrics_port,
-                         cpu=cpu, max_running=max_running, timeline=timeline_file,
+                         cpu=cpu, max_running=max_running, timeline=timeline_file, recheck=recheck,
                          host_budget_bytes=None if host_budget_gb is None else int(host_budget_gb * 1e9))
     refused = run_daemon(config, ready=lambda line: print(line, flush=True))
     typer.echo(f"stopped{f': {refused} queued jobs answered unavailable' if refused else ''}", err=True)

@@ -22,34 +22,34 @@ Identity fields: ``job`` (str), ``partition`` (int, index in its job), ``worker`
 synthesis worker), ``device`` (int, CUDA ordinal), ``gpu_worker`` (int, GPU worker index
 on its device). Optional fields are written only when known.
 
-==================== ======== ======================================== =============== =============================
-event                kind     fields                                   optional        meaning
-==================== ======== ======================================== =============== =============================
-synthesis            interval job partition worker                                     CPU synthesis of the witness
-queued               instant  job partition                                            entered the GPU queue
-picked_up            instant  job partition device gpu_worker                          a GPU worker took it
-lock_wait            interval job partition device gpu_worker                          waiting for the device lock
-lock_held            interval job partition device gpu_worker                          acquired .. released
-gpu_bracket          interval job partition device gpu_worker                          cuzk's GPU_START..GPU_END
-staging              interval job partition device                                     upload to the device
-alloc                interval device bytes                             job partition   a key made resident, warm-up
-sync                 interval device                                   job partition   host in a synchronize
-kernel               device   job partition device phase               fr_muls fq_muls one kernel phase
-transfer             device   job partition device phase                               a streamed query's copies
-download             interval job partition device                                     results to the host
-epilogue             interval job partition device in_lock                             proof assembly (CPU)
-done                 instant  job partition                                            proof written
-failed               instant  job error                                partition stage a partition/job failed
-nvml                 instant  device util_pct mem_used_bytes                           one NVML sample
-cupti_kernel         device   device stream name                                       one kernel, from CUPTI
-cupti_memcpy         device   device stream copy_kind bytes                            one copy, from CUPTI
-cupti_clock          instant  offsets_ns error_ns bound_ns markers_fit                 how CUPTI's clock was mapped
-cupti_unavailable    instant  error                                                    no kernel trace: why
-counters             interval device source metrics                    clock_error_us  hardware counters, one period
-counters_unavailable instant  error                                    source          no counters: why
-key_tier             instant  key tier                                 from_tier bytes a daemon's key moved tier
-served               interval job key priority outcome                                 a daemon's job: arrival..answer
-==================== ======== ======================================== =============== =============================
+==================== ======== ======================================== =========================== =============================
+event                kind     fields                                   optional                    meaning
+==================== ======== ======================================== =========================== =============================
+synthesis            interval job partition worker                                                 CPU synthesis of the witness
+queued               instant  job partition                                                        entered the GPU queue
+picked_up            instant  job partition device gpu_worker                                      a GPU worker took it
+lock_wait            interval job partition device gpu_worker                                      waiting for the device lock
+lock_held            interval job partition device gpu_worker                                      acquired .. released
+gpu_bracket          interval job partition device gpu_worker                                      cuzk's GPU_START..GPU_END
+staging              interval job partition device                                                 upload to the device
+alloc                interval device bytes                             job partition               a key made resident, warm-up
+sync                 interval device                                   job partition               host in a synchronize
+kernel               device   job partition device phase               fr_muls fq_muls             one kernel phase
+transfer             device   job partition device phase                                           a streamed query's copies
+download             interval job partition device                                                 results to the host
+epilogue             interval job partition device in_lock                                         proof assembly (CPU)
+done                 instant  job partition                                                        proof written
+failed               instant  job error                                partition stage             a partition/job failed
+nvml                 instant  device util_pct mem_used_bytes                                       one NVML sample
+cupti_kernel         device   device stream name                                                   one kernel, from CUPTI
+cupti_memcpy         device   device stream copy_kind bytes                                        one copy, from CUPTI
+cupti_clock          instant  offsets_ns error_ns bound_ns markers_fit                             how CUPTI's clock was mapped
+cupti_unavailable    instant  error                                                                no kernel trace: why
+counters             interval device source metrics                    clock_error_us              hardware counters, one period
+counters_unavailable instant  error                                    source                      no counters: why
+key_tier             instant  key tier                                 from_tier bytes host_memory a daemon's key moved tier
+served               interval job key priority outcome                                             a daemon's job: arrival..answer
+==================== ======== ======================================== =========================== =============================
 
 What the intervals cover, and the other fields:
 
@@ -100,7 +100,8 @@ What the intervals cover, and the other fields:
   one tried); the run went on without them.
 - ``key_tier`` (numba_cuzk.serve): proving key ``key`` (its content hash) moved to ``tier``
   "hot" (resident on a device), "warm" (host memory) or "cold" (on disk only), from
-  ``from_tier``; ``bytes`` its host bytes.
+  ``from_tier``; ``bytes`` its host bytes; ``host_memory`` (not when cold) "pinned" (the
+  daemon proves on GPUs: its queries in pinned host memory) or "pageable".
 - ``served`` (numba_cuzk.serve): a daemon's job from its arrival to its answer; ``outcome``
   "proved", "failed", "cancelled" or "refused" (the daemon shut down before it started).
 """
@@ -160,7 +161,7 @@ EVENTS: dict[str, EventSpec] = {
     "cupti_unavailable": EventSpec(INSTANT, ("error",)),
     "counters": EventSpec(INTERVAL, ("device", "source", "metrics"), ("clock_error_us",)),
     "counters_unavailable": EventSpec(INSTANT, ("error",), ("source",)),
-    "key_tier": EventSpec(INSTANT, ("key", "tier"), ("from_tier", "bytes")),
+    "key_tier": EventSpec(INSTANT, ("key", "tier"), ("from_tier", "bytes", "host_memory")),
     "served": EventSpec(INTERVAL, ("job", "key", "priority", "outcome")),
 }
 

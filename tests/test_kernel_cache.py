@@ -162,7 +162,7 @@ def test_processes_saving_one_function_side_by_side_keep_each_signature_its_own_
 
 
 MANGLED_NAME = """
-import numba_cuzk
+import numba_cuzk._compat  # what every module of the package that imports numba runs first
 from numba import njit
 @njit
 def double(x):

@@ -208,8 +208,8 @@ def _tasks(gpu: bool, cpu_backend: bool = True) -> list[Task]:
 
 KERNEL_MODULES = ("numba_cuzk.field.codec", "numba_cuzk.field.kernels", "numba_cuzk.curve.kernels",
                   "numba_cuzk.curve.fixed_base", "numba_cuzk.curve.point_major", "numba_cuzk.msm.kernels",
-                  "numba_cuzk.msm.cpu", "numba_cuzk.msm.staging", "numba_cuzk.ntt.kernels",
-                  "numba_cuzk.groth16.kernels")
+                  "numba_cuzk.msm.cpu", "numba_cuzk.msm.staging", "numba_cuzk.msm.bits",
+                  "numba_cuzk.msm.indexed", "numba_cuzk.ntt.kernels", "numba_cuzk.groth16.kernels")
 
 
 def define_every_kernel() -> None:

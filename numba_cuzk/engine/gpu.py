@@ -117,17 +117,21 @@ class Device:
 
     def resident(self, pk: ProvingKey, recorder: Recorder, ids: dict) -> Resident:
         """The Resident for ``pk`` (made under the lock, and recorded as an ``alloc``, on
-        first use). Called by this device's stager only, in its context: a key already
-        resident is found without the lock, so staging never waits for device work (on the
-        H200 that wait left the other GPU worker idle, 7.6 ms per partition). Keys are
-        told apart by identity (the cache holds a reference, so an id is not reused while
-        cached)."""
+        first use). Called in this device's context, by its stager and by a daemon's
+        PreloadKey: a key already resident is found without the lock, so staging never
+        waits for device work (on the H200 that wait left the other GPU worker idle, 7.6 ms
+        per partition); a miss looks again under the lock, so two callers missing at once
+        (a preload and the key's first proof) make one Resident, not two device copies.
+        Keys are told apart by identity (the cache holds a reference, so an id is not
+        reused while cached)."""
         entry = self.residents.get(id(pk))
-        if entry is not None:
-            self.residents.move_to_end(id(pk))
-            return entry
-        with self.lock:
-            return self._make_resident(pk, recorder, ids)
+        if entry is None:
+            with self.lock:
+                entry = self.residents.get(id(pk))
+                if entry is None:
+                    return self._make_resident(pk, recorder, ids)
+        self.residents.move_to_end(id(pk))
+        return entry
 
     def _make_resident(self, pk: ProvingKey, recorder: Recorder, ids: dict) -> Resident:
         slots = self.workers + 1

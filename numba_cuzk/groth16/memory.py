@@ -34,6 +34,10 @@ all in its constructor (the NTT's tables on its warm-up), and nothing per proof.
 - margin: MARGIN_BYTES for what the plan does not itemise (kernel modules, Numba's small
   constant tables, allocations whose frees Numba has deferred).
 
+Host memory: ``pinned_key`` is where a key's queries are copied into pinned host memory (a
+daemon's warm keys, numba_cuzk.serve), point-major, so that making the key resident again
+is one asynchronous copy a query, and a streamed query streams from that copy in place.
+
 A key made by ``setup(..., resident=True)`` holds some queries on the device already
 (``placed``): they are items of the plan like the others, but their bytes are in use, not
 free, so the plan fits ``free`` plus them, and they are never streamed.
@@ -47,13 +51,18 @@ all streamed) and the bytes free when even that does not fit.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
+import numpy as np
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda
 
 from numba_cuzk.curve.params import G1, G2, CurveParams
+from numba_cuzk.curve.point_major import point_major
+from numba_cuzk.field.target import is_device_array
+from numba_cuzk.groth16.keys import ProvingKey
 from numba_cuzk.groth16.shape import QUERIES, KeyShape  # noqa: F401  (memory.KeyShape, memory.QUERIES: the plan's API)
 from numba_cuzk.msm.bits import bit_bytes
 from numba_cuzk.msm.pippenger import workspace_bytes
@@ -320,6 +329,23 @@ def fit_report(shape: KeyShape, free: int | None, slots: int, as_json: bool = Fa
     """``plan_memory``'s plan as text (``describe``) or JSON; KeyTooLarge if it cannot fit."""
     plan = plan_memory(shape, free, slots=slots)
     return json.dumps(plan.as_dict(), indent=2) if as_json else plan.describe()
+
+
+def pinned_key(pk: ProvingKey) -> ProvingKey:
+    """``pk`` with its five queries ((2L, count) uint32 host arrays) copied into pinned
+    (page-locked) host memory, point-major (Fortran order, as the MSM reads its bases:
+    curve/point_major.py). A Prover made from it uploads each resident query with one
+    asynchronous copy from there (upload_bases: no reordering, no staging through pageable
+    memory; ~52.8 GB/s on the H200) and streams a streamed query from there in place
+    (msm/stream.py pins nothing more). Costs the queries' bytes in pinned host memory (the
+    pageable arrays go with the caller's old key); queries already on a device, and empty
+    ones, are kept as they are. In the simulator pinned arrays are plain numpy arrays."""
+    pinned = {}
+    for field, _ in QUERIES.values():
+        points = getattr(pk, field)
+        if not is_device_array(points) and points.size:
+            pinned[field] = point_major(points, out=cuda.pinned_array(points.shape, dtype=np.uint32, order="F"))
+    return dataclasses.replace(pk, **pinned)
 
 
 def free_bytes(budget: int | None = None) -> int | None:

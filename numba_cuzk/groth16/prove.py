@@ -181,7 +181,9 @@ class Prover:
                       for name, (field, curve) in memory.QUERIES.items()}
         for name, (field, curve) in memory.QUERIES.items():  # an untrusted key's points: on the GPU's copy,
             if field in pk.unchecked:  # a streamed query's in the key's host memory, on all CPU cores
-                points = getattr(pk, field) if name in self.memory.streamed else self.bases[name].points
+                # a C copy of a point-major host query (memory.pinned_key's), for the check only, once
+                points = np.ascontiguousarray(getattr(pk, field)) if name in self.memory.streamed else (
+                    self.bases[name].points)
                 check_points(points, curve, pk.unchecked[field], stream=self.stream)
         if pk.unchecked and pk.after_checks is not None:
             pk.after_checks()

@@ -1,21 +1,27 @@
 """The daemon's proving keys: one per content hash, in three tiers.
 
     cold   known by its file (path, and the sha256 of its bytes), nothing in memory
-    warm   read into host memory (a ProvingKey; header and IC points checked on reading)
-    hot    resident on a device: the engine's Resident (a Prover, bases uploaded)
+    warm   read into host memory (a ProvingKey; header and IC points checked on reading);
+           when the daemon proves on GPUs its queries are in pinned host memory
+           (groth16.memory.pinned_key), so becoming hot again is one async copy a query
+    hot    resident on a device: the engine's Resident (a Prover, bases uploaded), its
+           warm copy kept (a device evicting it leaves it warm at no cost)
 
 Two clients naming the same bytes (under any path) share one key. A path is hashed once
 per (device, inode, size, mtime): a rewritten file is a new key. The five point queries
 are checked on their curve and subgroup once, by the first Prover made for the key (the
 engine's, on its device, groth16.prove.Prover); after the key's first proof its
 ``unchecked`` list is emptied, so a later residency (after an eviction, another device)
-does not check again. A key whose check fails is refused, naming the section, until it
-is evicted.
+does not check again. A pass is recorded in the user's cache (groth16/key_checks.py), so
+a daemon started again, or a key read again after going cold, is read trusted, unchecked,
+unless ``recheck``. A key whose check fails is refused, naming the section, until it is
+evicted.
 
-Budgets: warm keys' host bytes at most ``host_budget_bytes``; the engine's devices keep
-their own budget of resident keys (EngineConfig.device_memory_budget_bytes, from the
-memory plan). Least recently used keys not in use by a job go first. Every move is a
-``key_tier`` event on the engine's timeline.
+Budgets: warm and hot keys' host bytes (pinned or not) at most ``host_budget_bytes``;
+the engine's devices keep their own budget of resident keys
+(EngineConfig.device_memory_budget_bytes, from the memory plan). Least recently used keys not in use by a job go first. Every move is a
+``key_tier`` event on the engine's timeline (``host_memory`` "pinned" or "pageable" for a
+key in memory).
 """
 
 from __future__ import annotations
@@ -30,8 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from numba_cuzk.engine.record import Recorder
-from numba_cuzk.groth16.formats import read_zkey
+from numba_cuzk.groth16.key_checks import load_checked_key
 from numba_cuzk.groth16.keys import ProvingKey
+from numba_cuzk.groth16.memory import pinned_key
 
 HOT, WARM, COLD = "hot", "warm", "cold"
 HASH_CHUNK = 8 << 20
@@ -87,10 +94,14 @@ def host_bytes(pk: ProvingKey) -> int:
 
 class KeyStore:
     """Keys by content hash over ``devices`` (the engine's: their ``residents``), moves
-    recorded on ``recorder``. Thread-safe."""
+    recorded on ``recorder``. ``recheck``: check every key read, record or not. ``pinned``:
+    keys in memory hold their queries in pinned host memory (for GPUs; the CPU backend reads
+    them where they are). Thread-safe."""
 
-    def __init__(self, devices: list, recorder: Recorder, host_budget_bytes: int) -> None:
+    def __init__(self, devices: list, recorder: Recorder, host_budget_bytes: int, *, recheck: bool = False,
+                 pinned: bool = False) -> None:
         self.devices, self.recorder, self.host_budget_bytes = devices, recorder, host_budget_bytes
+        self.recheck, self.pinned = recheck, pinned
         self._keys: dict[str, KeyEntry] = {}
         self._paths: dict[tuple, str] = {}  # (path, dev, ino, size, mtime_ns) -> key id
         self._lock = threading.RLock()
@@ -145,10 +156,12 @@ class KeyStore:
         with gate:  # one read per key, however many clients ask at once
             if entry.pk is None:
                 try:
-                    pk = read_zkey(entry.path)
+                    pk = load_checked_key(entry.path, recheck=self.recheck)
                 except (OSError, ValueError) as exc:
                     self.forget(entry)
                     raise ValueError(f"zkey {entry.path}: {exc}") from None
+                if self.pinned:
+                    pk = pinned_key(pk)  # the pageable arrays read go with this frame
                 with self._lock:
                     entry.pk, entry.host_bytes = pk, host_bytes(pk)
                     self._record(entry, WARM, COLD)
@@ -202,6 +215,11 @@ class KeyStore:
 
     # --- tiers -------------------------------------------------------------------------
 
+    @property
+    def host_memory(self) -> str:
+        """Where keys in memory hold their queries: "pinned" or "pageable"."""
+        return "pinned" if self.pinned else "pageable"
+
     def tier_of(self, entry: KeyEntry) -> str:
         if entry.pk is None:
             return COLD
@@ -249,4 +267,6 @@ class KeyStore:
         fields = {"bytes": entry.host_bytes}
         if from_tier is not None:
             fields["from_tier"] = from_tier
+        if tier != COLD:
+            fields["host_memory"] = self.host_memory
         self.recorder.instant("key_tier", key=entry.key_id, tier=tier, **fields)

@@ -55,7 +55,9 @@ class ServeConfig:
     """The daemon's settings (`numba-cuzk serve --help`). ``listen``: protocol.parse_address.
     ``max_running``: jobs in the engine at once. ``host_budget_bytes``: warm keys' host
     memory (None: a quarter of physical memory). ``device_budget_bytes``: resident keys'
-    bytes per device (None: 90% of the memory free at start; no limit on the CPU backend)."""
+    bytes per device (None: 90% of the memory free at start; no limit on the CPU backend).
+    ``recheck``: check every key's points when it is loaded, even a key whose bytes passed
+    before on this machine (groth16/key_checks.py)."""
 
     listen: str | None = None
     preload: tuple[str, ...] = ()
@@ -67,6 +69,7 @@ class ServeConfig:
     host_budget_bytes: int | None = None
     device_budget_bytes: int | None = None
     workers: int = 32  # gRPC threads: each waiting Prove call holds one
+    recheck: bool = False  # check keys' points even where this machine's key-check records say they passed
 
 
 class CallError(Exception):
@@ -252,7 +255,8 @@ class Daemon:
                                           synthesis_workers=1, device_memory_budget_bytes=device_budget,
                                           timeline_path=timeline))
         host_budget = config.host_budget_bytes or physical_memory_bytes() // 4
-        self.keys = KeyStore(self.engine.devices, self.engine.recorder, host_budget)
+        self.keys = KeyStore(self.engine.devices, self.engine.recorder, host_budget, recheck=config.recheck,
+                             pinned=any(d.gpu for d in self.engine.devices))
         self.metrics = Metrics(self._busy, self._depth, self._running)
         self.scheduler = Scheduler(self.engine, self.keys, config.max_running, self._ended)
         self.spool = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
@@ -315,7 +319,7 @@ class Daemon:
             "jobs": self.scheduler.snapshot(), "keys": keys, "devices": devices,
             "host_memory": {"rss_bytes": _rss_bytes(), "total_bytes": physical_memory_bytes(),
                             "warm_key_bytes": sum(k["host_bytes"] for k in keys if k["tier"] != "cold"),
-                            "key_budget_bytes": self.keys.host_budget_bytes},
+                            "key_budget_bytes": self.keys.host_budget_bytes, "key_memory": self.keys.host_memory},
             "busy_last_minute": round(self.scheduler.busy_fraction(), 4),
             "proofs": self.proofs, "failures": self.failures,
             "timeline": None if self.engine.recorder.live_path is None else str(self.engine.recorder.live_path),

@@ -17,7 +17,7 @@ def test_tasks_wait_only_for_what_they_need():
     assert set(tasks["cpu_prove"].after) == cpu
     assert set(tasks["gpu_prove"].after) == gpu
     assert all(not tasks[n].after for n in cpu | gpu)
-    assert {"check_g2", "reduce_g2", "accumulate_g2", "gpu_ntt_1", "gpu_msm"} <= gpu
+    assert {"check_g2", "reduce_g2", "accumulate_g2", "gpu_ntt_1", "gpu_msm_1"} <= gpu
     names = list(tasks)
     assert names.index("check_g2") < names.index("cpu_check_g2") < names.index("check_g1") < names.index("gpu_ntt_1")
 

@@ -327,3 +327,37 @@ def test_a_resident_key_is_found_while_the_device_works(key):
         lookup.start()
         lookup.join(timeout=10)
     assert found == [resident]
+
+
+def test_two_callers_missing_a_key_at_once_make_one_resident(key, monkeypatch):
+    """A preload and the key's first proof both miss the lock-free lookup: the second
+    looks again under the lock and takes the first one's Resident (without that second
+    look it built another Prover, a second device copy of the key)."""
+    from numba_cuzk.engine import gpu
+    from numba_cuzk.engine.record import Recorder
+
+    built, both_missed = [], threading.Barrier(2)
+
+    class SlowProver:  # the seconds a real Prover takes to upload and warm up, in 0.2 s
+        def __init__(self, pk, **_) -> None:
+            built.append(pk)
+            self.slots = []
+
+        def warm_up(self) -> None:
+            threading.Event().wait(0.2)
+
+    monkeypatch.setattr(gpu, "Prover", SlowProver)
+    (device,) = gpu.open_devices((), 1, None)
+    recorder, found = Recorder(None), []
+
+    def ask() -> None:
+        both_missed.wait(timeout=10)
+        found.append(device.resident(key, recorder, {}))
+
+    callers = [threading.Thread(target=ask, daemon=True) for _ in range(2)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join(timeout=10)
+    assert len(built) == 1 and len(found) == 2 and found[0] is found[1]
+    assert list(device.residents) == [id(key)]
