@@ -123,9 +123,11 @@ def cpu_part(folder: Path, runs: int) -> list[dict]:
     inside = {f"daemon_{k}": round(statistics.median(r[k] for r in replies), 1) for k in ("queued_ms", "prove_ms")}
     return [
         common.record("serve_client_prove_log14_cpu", ms["client"], "ms", device,
-                      {**params, **inside, "ratio_to_snarkjs": round(ms["client"] / ms["snarkjs"], 3)}, snarkjs),
+                      {**params, **inside, "ratio_to_snarkjs": round(ms["client"] / ms["snarkjs"], 3)}, snarkjs,
+                      timing=common.CALL_LATENCY),
         common.record("oneshot_prove_log14_cpu", ms["oneshot"], "ms", device,
-                      {**params, "ratio_to_snarkjs": round(ms["oneshot"] / ms["snarkjs"], 3)}, snarkjs),
+                      {**params, "ratio_to_snarkjs": round(ms["oneshot"] / ms["snarkjs"], 3)}, snarkjs,
+                      timing=common.CALL_LATENCY),
     ]
 
 
@@ -168,9 +170,9 @@ def gpu_part(folder: Path, runs: int, log_sizes: tuple[int, ...] = (14, 20)) -> 
             _wall_s(cmd, REPO)
             walls = [_wall_s(cmd, REPO) * 1e3 for _ in range(runs)]
             records.append(common.record(f"serve_prove_log{log_n}", statistics.median(walls), "ms", device,
-                                         {"timing": "call-latency", "runs": runs, "stat": "median", "circuit": "mimc",
+                                         {"runs": runs, "stat": "median", "circuit": "mimc",
                                           "what": "a client process per proof, wall clock",
-                                          "walls_ms": [round(w, 1) for w in walls]}))
+                                          "walls_ms": [round(w, 1) for w in walls]}, timing=common.CALL_LATENCY))
             print(f"2^{log_n}: client process {statistics.median(walls):.1f} ms", flush=True)
         files = sizes[top]
         witness = files.wtns.read_bytes()
@@ -188,8 +190,8 @@ def gpu_part(folder: Path, runs: int, log_sizes: tuple[int, ...] = (14, 20)) -> 
             t.join()
         rate = CLIENTS * PROOFS_PER_CLIENT / (time.perf_counter() - start)
         records.append(common.record(f"serve_proofs_per_s_log{top}", rate, "proofs/s", device,
-                                     {"timing": "device-throughput", "circuit": "mimc", "clients": CLIENTS,
-                                      "proofs_per_client": PROOFS_PER_CLIENT}))
+                                     {"circuit": "mimc", "clients": CLIENTS, "proofs_per_client": PROOFS_PER_CLIENT},
+                                     timing=common.DEVICE_THROUGHPUT))
         print(f"2^{top}: {rate:.2f} proofs/s with {CLIENTS} clients", flush=True)
     finally:
         daemon.stop()
