@@ -12,6 +12,8 @@ from numba_cuzk.serve.client import ProverClient
 
 
 def prove_through(address: str, zkey: Path, witnesses: list[Path], out: Path) -> None:
+    """The client's side: proofs of ``witnesses`` (.wtns files of ``zkey``'s circuit) from
+    the daemon at ``address``, written into ``out`` as snarkjs's proof.json and public.json."""
     with ProverClient(address, timeout_s=120) as client:
         reply = client.prove(witnesses[0].read_bytes(), zkey=zkey)  # a refusal raises ServeError
         (out / "proof.json").write_text(reply.proof_json)
