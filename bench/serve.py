@@ -11,7 +11,7 @@ GPU part (--part gpu), on the built-in MiMC circuit at 2^14 and 2^20 (made by nu
 setup on the GPU: no Node needed), the daemon on every visible GPU:
     serve_prove_log14, serve_prove_log20   a client process's wall time per proof
     serve_proofs_per_s_log20               8 Python clients at once, proofs per second
-Records: bench/results/serve-<date>.json, params.timing "call-latency" (throughput:
+Records: bench/results/serve/serve-<host>-<commit>-<date>.json, params.timing "call-latency" (throughput:
 "device-throughput"), medians of --runs after one warm-up.
     python3 -m bench.serve --part cpu [--runs 5] [--dir build/bench-snarkjs] [--out FILE]
     python3 -m bench.serve --part gpu [--runs 10] [--dir build/bench-serve]

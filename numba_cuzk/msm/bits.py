@@ -381,7 +381,7 @@ class BitSplit:
     def msm(self, bases: Bases, out, workspace: Workspace, stream, first: int = 0, dense=None) -> WindowSums:
         """sum_(i >= first) s_i bases[i - first] of the split's scalars s, as WindowSums
         with sums = ``out`` ((2, 4L, windows) device; windows of ``workspace``'s plan,
-        which serves ``tail`` scalars): out[0] the tail's window sums, out[1][:, 0] the sum
+        which serves ``tail`` scalars): ``out[0]`` the tail's window sums, ``out[1][:, 0]`` the sum
         of the selected bases (its other columns zero). ``dense`` (``density``'s bytes for
         these bases and ``first``): only the 1s on dense bases are added."""
         curve = bases.curve
