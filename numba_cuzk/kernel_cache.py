@@ -214,8 +214,8 @@ def _distinct_function_ids() -> None:
     compiled, two different functions can share a name and the linker keeps one: e.g.
     point_ops' per-curve closures (G1's and G2's xyzz_add_mixed, one qualname, the same
     argument types) or field/target's forwarder lambdas. Seen as G2 MSMs on the CPU that
-    returned the identity after two compile processes shared a folder (3 of 18 rounds here;
-    the CPU proofs inside `numba-cuzk compile` that did not verify; bench/NOTES.md)."""
+    returned the identity after two compile processes shared a folder (3 of 18 rounds; the
+    CPU proofs inside `numba-cuzk compile` that did not verify)."""
     import secrets
 
     from numba.core import bytecode

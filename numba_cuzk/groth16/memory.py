@@ -201,8 +201,8 @@ def msm_plan(shape: KeyShape, curve: CurveParams, streamed: tuple[str, ...], chu
     when every query of the curve streams (a streamed query's chunks use the workspace of
     its curve; window sums stay additive as long as one c serves every chunk); the
     queries on the bit/tail split (``bits``) use the tail workspace instead. None when
-    no MSM is left to it. ``window``: G1's window bits instead of plan.py's choice (H's
-    MSM at 2^27: bench/NOTES.md)."""
+    no MSM is left to it. ``window``: G1's window bits instead of plan.py's choice (a
+    sweep of H's MSM at 2^27 measures wider windows)."""
     queries = [q for q, (_, c) in QUERIES.items() if c is curve and q not in bits]
     if not queries:
         return None
