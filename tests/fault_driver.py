@@ -61,7 +61,9 @@ def _slow_writes(pause_s: float, kill_at: int | None) -> None:
 
 
 def _fake_prover(proof) -> None:
-    from numba_cuzk.groth16 import files
+    import importlib
+
+    prove = importlib.import_module("numba_cuzk.groth16.prove")  # prove_files imports Prover from it as it runs
 
     class Prover:
         stream = None
@@ -74,7 +76,7 @@ def _fake_prover(proof) -> None:
 
         def public_inputs(self, witness):
             return [int(v) for v in range(1, self.pk.n_public + 1)]
-    files.Prover = Prover
+    prove.Prover = Prover
 
 
 def fixed_proof():
@@ -106,10 +108,13 @@ def main() -> None:
         argv = ["prove", "--cpu", "--trusted", "--zkey", str(KEY_PATH), "--witness", wtns, "--proof", args.first,
                 "--public", args.second]
     else:
-        from numba_cuzk.groth16 import files
+        import importlib
+
         from numba_cuzk.groth16.formats import read_zkey
 
-        files.setup = lambda r1cs, gpu: read_zkey(KEY_PATH, trusted=True)
+        setup = importlib.import_module("numba_cuzk.groth16.setup")  # setup_files imports setup from it as it runs
+
+        setup.setup = lambda r1cs, gpu: read_zkey(KEY_PATH, trusted=True)
         argv = ["setup", "--cpu", "--force", "--circuit", KEY_CIRCUIT, "-k", str(KEY_LOG), "--zkey", args.first,
                 "--vk", args.second]
     _slow_writes(args.pause, args.kill_at)
