@@ -38,7 +38,7 @@ SERVE_CLIENT = {f"numba_cuzk.serve.{m}" for m in ("__init__", "protocol", "clien
                                                   "proving_pb2_grpc")}
 CLIENT_MAY_IMPORT = {"numba_cuzk", "numba_cuzk.fileio", "numba_cuzk.serve"}
 LAYERS = set(ALLOWED)
-BASE = {"__init__", "_compat", "backend", "cuda_graph", "events", "fileio", "kernel_cache"}  # top-level modules below every layer
+BASE = {"__init__", "_compat", "backend", "cuda_graph", "events", "fileio", "kernel_cache", "lazy"}  # top-level modules below every layer
 NEEDS_CUDA = (LAYERS - {"timeline"}) | {"backend", "cuda_graph"}  # what timeline must not import
 RULED_ELSEWHERE = {"cluster"}  # tests/cluster/test_layering.py
 CUDA_MODULE = "numba.cuda"

@@ -11,7 +11,6 @@ synthesis overlapped with GPU proving, one consumer per device, every step on a 
     record.py     timeline events on the host monotonic clock
     nvml.py       the NVML sampler
     workload.py   built-in circuits' keys and partitions
-    batch.py      `numba-cuzk run`'s work: jobs from a circuit or witness files, resume, summary
 
 The names below are imported from their modules on first use (``__getattr__``): importing
 one module of the package (a client's config) does not import the engine and its kernels.
@@ -19,17 +18,10 @@ one module of the package (a client's config) does not import the engine and its
 
 from __future__ import annotations
 
-import importlib
+from numba_cuzk.lazy import lazy_attributes
 
 _HOME = {"EngineConfig": "config", "Engine": "engine", "Job": "job", "JobFailed": "job", "JobResult": "job",
          "PartitionResult": "job", "circuit_witness": "synthesis"}
 __all__ = sorted(_HOME)
 
-
-def __getattr__(name: str):
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _HOME)

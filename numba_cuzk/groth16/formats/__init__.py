@@ -16,7 +16,7 @@ header does not import the point checks' kernels.
 
 from __future__ import annotations
 
-import importlib
+from numba_cuzk.lazy import lazy_attributes
 
 _HOME = {"read_proof_json": "jsonfiles", "read_public_json": "jsonfiles", "read_vk_json": "jsonfiles",
          "write_proof_json": "jsonfiles", "write_proof_pair": "jsonfiles", "pair_matches": "jsonfiles",
@@ -25,11 +25,4 @@ _HOME = {"read_proof_json": "jsonfiles", "read_public_json": "jsonfiles", "read_
          "read_wtns_size": "headers", "read_shape": "headers", "read_zkey": "zkey", "write_zkey": "zkey"}
 __all__ = sorted(_HOME)
 
-
-def __getattr__(name: str):
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _HOME)
