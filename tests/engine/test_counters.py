@@ -1,12 +1,17 @@
-"""The GPM counter sampler with a stand-in pynvml (no GPU here): the metrics it parses, the
-intervals it writes on the timeline's clock, and what it says where GPM cannot run."""
+"""The GPM counter sampler through the real pynvml (its ctypes structures and wrappers) over
+a stand-in libnvidia-ml (no GPU here) that simulates GPM: each sample holds the host time of
+its call, and the metrics between two samples are the means over that interval of a known
+activity on the host clock. So the tests check the parsing, the intervals on the timeline's
+clock, and what the sampler says where GPM cannot run."""
 
 from __future__ import annotations
 
+import ctypes
 import time
-import types
 
+import pynvml
 import pytest
+from pytest import approx
 
 from numba_cuzk.engine import counters
 from numba_cuzk.engine.config import EngineConfig, trace_kinds
@@ -14,37 +19,93 @@ from numba_cuzk.engine.record import Recorder
 from numba_cuzk.events import TimelineWriter
 from numba_cuzk.timeline import reader
 
+LEVELS = {2: 100.0, 3: 40.0, 4: 70.0, 12: 5.0, 10: 1.5}  # GPM id -> its value while the GPU is busy
+PCIE_TX = 20  # answered always, 12.0 MiB/s
+NVLINK = (60, 61)  # refused (a PCIe card)
 
-def fake_gpm(supported: bool = True, metric_error: int = 0) -> types.ModuleType:
-    """One GPU whose GPM reads SM activity 80%, integer pipe 70%, FP32 5%; NVLink refused
-    (return code ``metric_error`` for it, as on a PCIe card)."""
-    nvml = types.ModuleType("pynvml")
-    nvml.NVMLError = type("NVMLError", (Exception,), {})
-    nvml.NVML_GPM_METRICS_GET_VERSION = 1
-    taken = []
-    values = {2: 80.0, 3: 40.0, 4: 70.0, 12: 5.0, 10: 1.5, 20: 12.0}
 
-    def metrics_get(request):
-        assert request.sample1 != request.sample2  # two distinct buffers, older first
-        for slot in range(request.numMetrics):
-            m = request.metrics[slot]
-            m.value, m.nvmlReturn = values.get(m.metricId, 0.0), 0 if m.metricId in values else metric_error or 3
+class FakeGpm:
+    """libnvidia-ml's entry points that the sampler uses, as ctypes callbacks: one GPU busy on
+    the host's monotonic clock from ``busy[0]`` to ``busy[1]`` (ns); ``refuse_whole``: the
+    driver fails a request that names a metric it lacks (else it refuses that metric alone);
+    ``broken``: every metrics request fails."""
 
-    class Request:
-        def __init__(self):
-            self.metrics = [types.SimpleNamespace(metricId=0, nvmlReturn=0, value=0.0) for _ in range(32)]
+    def __init__(self, busy: tuple[int, int] = (0, 0), supported: bool = True, refuse_whole: bool = False,
+                 broken: bool = False) -> None:
+        self.busy, self.supported, self.refuse_whole, self.broken = busy, supported, refuse_whole, broken
+        self.taken: dict[int, int] = {}  # sample buffer address -> monotonic ns of its last nvmlGpmSampleGet
+        self.buffers, self.requests = [], []
+        ok, c = 0, ctypes
+        device_p, sample = c.POINTER(pynvml.c_nvmlDevice_t), pynvml.c_nvmlGpmSample_t
+        self.nvmlInitWithFlags = c.CFUNCTYPE(c.c_int, c.c_uint)(lambda flags: ok)
+        self.nvmlShutdown = c.CFUNCTYPE(c.c_int)(lambda: ok)
+        self.nvmlDeviceGetHandleByIndex_v2 = c.CFUNCTYPE(c.c_int, c.c_uint, device_p)(self._handle)
+        self.nvmlDeviceGetHandleByUUID = c.CFUNCTYPE(c.c_int, c.c_char_p, device_p)(lambda uuid, out: self._handle(0, out))
+        self.nvmlGpmQueryDeviceSupport = c.CFUNCTYPE(c.c_int, pynvml.c_nvmlDevice_t, c.POINTER(
+            pynvml.c_nvmlGpmSupport_t))(self._support)
+        self.nvmlGpmSampleAlloc = c.CFUNCTYPE(c.c_int, c.POINTER(sample))(self._alloc)
+        self.nvmlGpmSampleFree = c.CFUNCTYPE(c.c_int, sample)(lambda s: ok)
+        self.nvmlGpmSampleGet = c.CFUNCTYPE(c.c_int, pynvml.c_nvmlDevice_t, sample)(self._take)
+        self.nvmlGpmMetricsGet = c.CFUNCTYPE(c.c_int, c.POINTER(pynvml.c_nvmlGpmMetricsGet_t))(self._metrics)
 
-    nvml.c_nvmlGpmMetricsGet_t = Request
-    nvml.nvmlGpmQueryDeviceSupport = lambda h: types.SimpleNamespace(isSupportedDevice=int(supported))
-    nvml.nvmlGpmSampleAlloc = lambda: object()
-    nvml.nvmlGpmSampleGet = lambda h, sample: taken.append(sample)
-    nvml.nvmlGpmSampleFree = lambda sample: None
-    nvml.nvmlGpmMetricsGet = metrics_get
-    nvml.nvmlDeviceGetHandleByIndex = lambda i: ("gpu", i)
-    nvml.nvmlDeviceGetHandleByUUID = lambda u: ("gpu", u)
-    nvml.nvmlShutdown = lambda: None
-    nvml.taken = taken
-    return nvml
+    def _handle(self, index, out) -> int:
+        self.buffers.append(ctypes.create_string_buffer(8))
+        out[0] = ctypes.cast(self.buffers[-1], pynvml.c_nvmlDevice_t)
+        return 0
+
+    def _support(self, device, out) -> int:
+        out.contents.isSupportedDevice = int(self.supported)
+        return 0
+
+    def _alloc(self, out) -> int:
+        self.buffers.append(ctypes.create_string_buffer(64))
+        out[0] = ctypes.cast(self.buffers[-1], pynvml.c_nvmlGpmSample_t)
+        return 0
+
+    def _take(self, device, sample) -> int:
+        self.taken[ctypes.cast(sample, ctypes.c_void_p).value] = time.monotonic_ns()
+        return 0
+
+    def busy_share(self, a: int, b: int) -> float:
+        """The share of [a, b] (ns) that the GPU was busy."""
+        return max(0, min(b, self.busy[1]) - max(a, self.busy[0])) / (b - a)
+
+    def _metrics(self, request_p) -> int:
+        request = request_p.contents
+        a, b = (self.taken[ctypes.cast(s, ctypes.c_void_p).value] for s in (request.sample1, request.sample2))
+        ids = [request.metrics[k].metricId for k in range(request.numMetrics)]
+        self.requests.append(ids)
+        if self.broken or a >= b or (self.refuse_whole and any(i in NVLINK for i in ids)):
+            return pynvml.NVML_ERROR_NOT_SUPPORTED
+        for k, metric_id in enumerate(ids):
+            m = request.metrics[k]
+            known = metric_id in LEVELS or metric_id == PCIE_TX
+            m.nvmlReturn = 0 if known else pynvml.NVML_ERROR_NOT_SUPPORTED
+            m.value = 12.0 if metric_id == PCIE_TX else LEVELS.get(metric_id, 0.0) * self.busy_share(a, b)
+        return 0
+
+
+@pytest.fixture
+def libnvml(monkeypatch):
+    """Install a FakeGpm (made by the test's call) as pynvml's library; returns the loader."""
+    def install(lib: FakeGpm):
+        def load():
+            monkeypatch.setattr(pynvml, "nvmlLib", lib)
+            monkeypatch.setattr(pynvml, "_nvmlGetFunctionPointer_cache", {})
+            pynvml.nvmlInit()
+            return pynvml
+        return load
+    return install
+
+
+def _sampled(tmp_path, load, seconds: float, period_ms: float = 10.0):
+    path = tmp_path / "t.jsonl"
+    recorder = Recorder(TimelineWriter(path))
+    sampler = counters.CounterSampler.start(recorder, [(0, "GPU-0")], period_ms=period_ms, load=load)
+    time.sleep(seconds)
+    sampler.stop()
+    recorder.close()
+    return sampler, reader.read(path)
 
 
 def test_metrics_of_keeps_the_known_answered_ids():
@@ -54,33 +115,56 @@ def test_metrics_of_keeps_the_known_answered_ids():
     assert counters.pipe_util_pct({"sm_active_pct": 50.0}) is None
 
 
-def test_samples_are_contiguous_intervals_on_the_host_clock(tmp_path):
-    path = tmp_path / "t.jsonl"
-    recorder = Recorder(TimelineWriter(path))
-    before = time.monotonic_ns()
-    sampler = counters.CounterSampler.start(recorder, [(0, None)], period_ms=10, load=fake_gpm)
-    time.sleep(0.15)
-    sampler.stop()
-    after = time.monotonic_ns()
-    recorder.close()
-    timeline = reader.read(path)
+def test_samples_tile_the_host_clock_and_read_the_gpu_over_their_own_interval(tmp_path, libnvml):
+    """A GPU busy 60-140 ms into a 0.2 s run: every sample is the simulated GPM over its own
+    [t_ms, end_ms], so samples inside the busy span read the busy levels, samples outside
+    read 0, and the samples' integral is the busy time."""
+    now = time.monotonic_ns()
+    lib = FakeGpm(busy=(now + 60_000_000, now + 140_000_000))
+    sampler, timeline = _sampled(tmp_path, libnvml(lib), 0.2)
     samples = timeline.of("counters")
-    assert 5 <= len(samples) == sampler.samples <= 20  # 0.15 s at 10 ms, and one at stop
-    t0 = timeline.header["t0_ns"]
-    assert (before - t0) / 1e6 <= samples[0]["t_ms"] and samples[-1]["end_ms"] <= (after - t0) / 1e6
+    assert 10 <= len(samples) == sampler.samples <= 21  # 0.2 s at 10 ms, and one at stop
     assert all(a["end_ms"] == b["t_ms"] for a, b in zip(samples, samples[1:]))  # each period starts at the last
-    assert samples[0]["metrics"] == {"sm_active_pct": 80.0, "sm_occupancy_pct": 40.0, "int_pipe_pct": 70.0,
-                                     "fp32_pipe_pct": 5.0, "dram_bw_pct": 1.5, "pcie_tx_mib_s": 12.0}
+    t0 = timeline.header["t0_ns"]
+    busy = [(lib.busy[0] - t0) / 1e6, (lib.busy[1] - t0) / 1e6]  # the busy span on the timeline's clock
+    slack = max(s["clock_error_us"] for s in samples) / 1e3 + 0.01  # ms
+    inside = [s for s in samples if busy[0] + slack <= s["t_ms"] and s["end_ms"] <= busy[1] - slack]
+    outside = [s for s in samples if s["end_ms"] <= busy[0] - slack or busy[1] + slack <= s["t_ms"]]
+    assert len(inside) >= 4 and len(outside) >= 4
+    assert all(s["metrics"] == {"sm_active_pct": 100.0, "sm_occupancy_pct": 40.0, "int_pipe_pct": 70.0,
+                                "fp32_pipe_pct": 5.0, "dram_bw_pct": 1.5, "pcie_tx_mib_s": 12.0} for s in inside)
+    assert all(s["metrics"]["sm_active_pct"] == 0.0 for s in outside)
+    integral = sum(s["metrics"]["sm_active_pct"] / 100 * (s["end_ms"] - s["t_ms"]) for s in samples)
+    assert integral == approx(80.0, abs=0.1)  # ms busy: the samples lose none and count none twice
     assert {s["source"] for s in samples} == {"nvml-gpm"} and all(s["clock_error_us"] >= 0 for s in samples)
 
 
+def test_a_driver_that_refuses_the_whole_request_is_asked_metric_by_metric(tmp_path, libnvml):
+    lib = FakeGpm(refuse_whole=True)
+    sampler, timeline = _sampled(tmp_path, libnvml(lib), 0.06)
+    samples = timeline.of("counters")
+    assert samples and sampler.samples == len(samples)
+    assert set(samples[0]["metrics"]) == {"sm_active_pct", "sm_occupancy_pct", "int_pipe_pct", "fp32_pipe_pct",
+                                          "dram_bw_pct", "pcie_tx_mib_s"}
+    assert not any(i in NVLINK for i in lib.requests[-1])  # narrowed once, then asked without NVLink
+    assert len(lib.requests) <= len(counters.METRICS) + 1 + len(samples)
+
+
+def test_a_run_without_metrics_ends_with_the_reason(tmp_path, libnvml):
+    with pytest.warns(counters.CounterWarning, match="no metrics were read"):
+        sampler, timeline = _sampled(tmp_path, libnvml(FakeGpm(broken=True)), 0.05)
+    (event,) = timeline.of("counters_unavailable")
+    assert sampler.samples == 0 and "nvmlGpmMetricsGet" in event["error"] and not timeline.of("counters")
+
+
 @pytest.mark.parametrize("load, why", [
-    (lambda: fake_gpm(supported=False), "has no GPM"),
+    ("no GPM", "has no GPM"),
     (lambda: (_ for _ in ()).throw(ImportError("No module named 'pynvml'")), "No module named 'pynvml'"),
 ])
-def test_where_gpm_cannot_run_the_timeline_says_why(tmp_path, load, why):
+def test_where_gpm_cannot_run_the_timeline_says_why(tmp_path, libnvml, load, why):
     path = tmp_path / "t.jsonl"
     recorder = Recorder(TimelineWriter(path))
+    load = libnvml(FakeGpm(supported=False)) if load == "no GPM" else load
     with pytest.warns(counters.CounterWarning, match="hardware counters are off"):
         assert counters.CounterSampler.start(recorder, [(0, None)], load=load) is None
     recorder.close()
