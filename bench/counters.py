@@ -13,22 +13,29 @@ accumulate_g2 (bench.msm.accumulate_launch: 2^20 bases in buckets of 32).
 3. The differences (points): SM active against sm__cycles_active.avg.pct_of_peak_sustained_
    elapsed; the busiest GPM pipe (integer for all three) against each ncu pipe metric (ALU,
    FMA and FMA-heavy pipes' instructions and cycles, issue active), since NVML does not say
-   which hardware pipes its "integer" covers; the nearest is named.
+   which hardware pipes its "integer" covers; the nearest is named. Every ncu figure is a %
+   of elapsed cycles (``pct_of_peak_sustained_elapsed``), as GPM's are of wall time: a % of
+   active cycles would read higher wherever SMs idle.
 
-Records (bench/results/counters-<date>.json): counters_vs_ncu_max_diff (points: the largest
+ncu's metric names are checked against ``ncu --query-metrics`` first (a name it does not
+know fails the whole run); should the run fail all the same, it is retried once with
+CORE, names seen on the H200's ncu before. Its log holds ncu's own ==PROF== lines, then the
+CSV (a header row starting "ID", a row of units, a row per launch in launch order).
+
+Records (bench/results/counters/): counters_vs_ncu_max_diff (points: the largest
 SM-active difference over the kernels), counters_vs_ncu_pipe_max_diff (points: the largest
 integer-pipe difference against the nearest ncu pipe metric), both call-latency-free
 figures of the device (timing: device-throughput, launches back to back); params hold every
 kernel's GPM and ncu figures. Needs a GPU with GPM and /usr/local/cuda/bin/ncu (--ncu).
 Usage:
-    python3 -m bench.counters [--ncu /usr/local/cuda/bin/ncu] [--seconds 2] [--out FILE]
+    python3 -m bench.counters [--ncu /usr/local/cuda/bin/ncu] [--seconds 2] [--ntt-log 24] [--bases-log 20]
+                              [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import io
 import os
 import subprocess
 import sys
@@ -40,38 +47,39 @@ import numpy as np
 from numba import cuda
 
 from bench import common
+from bench.msm import RATE_LOG
 from numba_cuzk.engine.counters import CounterSampler
 from numba_cuzk.engine.record import Recorder
 from numba_cuzk.events import TimelineWriter
 from numba_cuzk.timeline import reader, stack
 
 SM_ACTIVE = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
-PIPES = ("sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active",
-         "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
-         "sm__inst_executed_pipe_fmaheavy.avg.pct_of_peak_sustained_active",
-         "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
-         "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
-         "sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active",
-         "sm__issue_active.avg.pct_of_peak_sustained_active")
-EXTRA = ("sm__warps_active.avg.pct_of_peak_sustained_active", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-         "gpu__time_duration.sum")
+PIPES = tuple(f"{m}.avg.pct_of_peak_sustained_elapsed" for m in (
+    "sm__inst_executed_pipe_alu", "sm__inst_executed_pipe_fma", "sm__inst_executed_pipe_fmaheavy",
+    "sm__pipe_alu_cycles_active", "sm__pipe_fma_cycles_active", "sm__pipe_fmaheavy_cycles_active",
+    "sm__issue_active"))
+EXTRA = ("sm__warps_active.avg.pct_of_peak_sustained_active", "dram__throughput.avg.pct_of_peak_sustained_elapsed")
+DURATION = "gpu__time_duration.sum"  # each launch's weight (one unit per column: the weights' scale cancels)
+CORE = (SM_ACTIVE, PIPES[0], PIPES[5], DURATION)
 EDGE_MS = 200.0  # samples this close to a loop's ends are left out: they hold idle or setup time
+NCU_S = 150  # ncu's run: the child's start and set-up (~30 s) and 5 launches of each kernel, replayed per pass
 
 
-def kernels() -> dict[str, object]:
-    """name -> one launch (a callable), set up and run once (compiled, tables built)."""
-    from bench.msm import RATE_LOG, BaseSet, accumulate_launch
+def kernels(ntt_log: int, bases_log: int) -> dict[str, object]:
+    """name -> one launch (a callable), set up and run once (compiled, tables built): the
+    2^ntt_log NTT in place, and each curve's accumulate over 2^bases_log bases."""
+    from bench.msm import TABLE_LOG, BaseSet, accumulate_launch
     from numba_cuzk.curve.params import G1, G2
     from numba_cuzk.msm import upload_bases
     from numba_cuzk.ntt.transform import transform
     from tests.msm import inputs
 
     rng = np.random.default_rng(7)
-    values = cuda.to_device(inputs.random_scalar_limbs(1 << 24, rng))
-    launches = {"ntt_log24": lambda: transform(values, inverse=False)}  # in place: no allocation
+    values = cuda.to_device(inputs.random_scalar_limbs(1 << ntt_log, rng))
+    launches = {f"ntt_log{ntt_log}": lambda: transform(values, inverse=False)}  # in place: no allocation
     for curve in (G1, G2):
-        bases = upload_bases(BaseSet(curve, RATE_LOG).device(1 << RATE_LOG), curve)
-        launches[f"accumulate_{curve.name.lower()}"] = accumulate_launch(curve, bases.points)
+        bases = upload_bases(BaseSet(curve, max(bases_log, TABLE_LOG)).device(1 << bases_log), curve)
+        launches[f"accumulate_{curve.name.lower()}"] = accumulate_launch(curve, bases.points, bases_log)
     for launch in launches.values():
         launch()
     cuda.synchronize()
@@ -85,8 +93,8 @@ def gpm_figures(launches: dict, seconds: float) -> tuple[dict[str, dict], str]:
         writer = TimelineWriter(path)
         recorder = Recorder(writer)
         device = cuda.get_current_device()
-        uuid = getattr(device, "uuid", None)
-        sampler = CounterSampler.start(recorder, [(device.id, uuid)], 100.0)
+        ordinal = getattr(device, "id", 0)  # the CUDA simulator's device has none
+        sampler = CounterSampler.start(recorder, [(ordinal, getattr(device, "uuid", None))], 100.0)
         if sampler is None:
             writer.close()
             why = reader.read(path).of("counters_unavailable")[0]["error"]
@@ -102,11 +110,14 @@ def gpm_figures(launches: dict, seconds: float) -> tuple[dict[str, dict], str]:
             time.sleep(0.3)  # an idle gap between the loops: no sample mixes two kernels
         sampler.stop()
         writer.close()
-        samples = stack.samples_of(reader.read(path).of("counters"), device.id)
+        samples = stack.samples_of(reader.read(path).of("counters"), ordinal)
     figures = {}
     for name, (a, b) in loops.items():
         inside = samples.spans[:, 0] >= a
         inside &= samples.spans[:, 1] <= b
+        if not inside.any():
+            raise SystemExit(f"bench.counters: no GPM sample lies inside {name}'s loop ({b - a:.0f} ms): "
+                             "raise --seconds")
         chosen = stack.Samples(samples.spans[inside], {m: v[inside] for m, v in samples.values.items()})
         window = np.array([[a, b]])
         figures[name] = {m: stack.weighted_mean(chosen, m, window) for m in stack.SAMPLED}
@@ -124,36 +135,58 @@ def ncu_child(launches: dict, count: int) -> None:
     cuda.profile_stop()
 
 
-def ncu_figures(ncu: str, names: list[str], count: int) -> dict[str, dict]:
-    """Run this script under ncu (--ncu-child) and average each kernel group's metrics,
-    weighted by launch duration; rows come in launch order, ``count`` launches per group
-    (an NTT launch is several pass kernels: rows are split by kernel count per group)."""
-    with tempfile.TemporaryDirectory() as scratch:
-        log = Path(scratch) / "ncu.csv"
-        metrics = ",".join(known_metrics(ncu, (SM_ACTIVE, *PIPES, *EXTRA)))
-        command = [ncu, "--csv", "--page", "raw", "--log-file", str(log), "--profile-from-start", "off",
-                   "--clock-control", "none",  # GPM reads the GPU at its own clocks: so must ncu
-                   "--metrics", metrics, sys.executable, "-m", "bench.counters", "--ncu-child",
-                   "--ncu-launches", str(count)]
-        done = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
-        if done.returncode:
-            raise RuntimeError(f"ncu failed (rc {done.returncode}): {done.stderr[-800:]}")
-        rows = [r for r in csv.DictReader(io.StringIO(log.read_text())) if r.get("ID", "").strip().isdigit()]
-    groups = group_rows(rows, names, count)
-    return {name: weighted(group) for name, group in groups.items()}
+def ncu_figures(ncu: str, names: list[str], count: int, sizes: list[str]) -> dict[str, dict]:
+    """Run this script under ncu (--ncu-child, ``sizes`` its size options) and average each
+    kernel group's metrics, weighted by launch duration; rows come in launch order, ``count``
+    launches per group (an NTT launch is several pass kernels: group_rows). A failed run is
+    retried once with CORE's metrics."""
+    child = [sys.executable, "-m", "bench.counters", "--ncu-child", "--ncu-launches", str(count), *sizes]
+    wanted = known_metrics(ncu, (SM_ACTIVE, *PIPES, *EXTRA, DURATION))
+    for metrics in (wanted, list(CORE)):
+        with tempfile.TemporaryDirectory() as scratch:
+            log = Path(scratch) / "ncu.csv"
+            command = [ncu, "--csv", "--page", "raw", "--log-file", str(log), "--profile-from-start", "off",
+                       "--clock-control", "none",  # GPM reads the GPU at its own clocks: so must ncu
+                       "--metrics", ",".join(metrics), *child]
+            done = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy(), timeout=NCU_S)
+            text = log.read_text() if log.exists() else ""
+        if done.returncode == 0:
+            groups = group_rows(raw_rows(text), names, count)
+            return {name: weighted(group) for name, group in groups.items()}
+        print(f"ncu failed (rc {done.returncode}) with {len(metrics)} metrics: {(done.stderr + text)[-1200:]}",
+              flush=True)
+    raise RuntimeError("ncu failed with the core metrics too (its output is above)")
+
+
+def raw_rows(text: str) -> list[dict]:
+    """The launches of ``ncu --csv --page raw``'s log, in launch order, as {column: text}:
+    the CSV starts at its header row ("ID", ...); ncu's own lines before it (==PROF==,
+    ==WARNING==) and the row of units after it are skipped."""
+    lines = text.splitlines()
+    start = next((k for k, line in enumerate(lines) if line.startswith('"ID"')), None)
+    if start is None:
+        raise RuntimeError(f"no CSV in ncu's log (no header row starting \"ID\"): {text[-800:]!r}")
+    header, *table = csv.reader(lines[start:])
+    return [dict(zip(header, cells)) for cells in table if len(cells) == len(header) and cells[0].strip().isdigit()]
 
 
 def known_metrics(ncu: str, wanted: tuple[str, ...]) -> list[str]:
     """The ``wanted`` metrics this GPU's ncu knows (an unknown name fails the whole run):
-    their base names (before the first '.') in ``ncu --query-metrics``."""
-    listed = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True).stdout
+    their base names (before the first '.') in ``ncu --query-metrics``; all of them when
+    the listing cannot be read (no sm__cycles_active in it)."""
+    try:
+        listed = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        listed = f"{exc}"
     names = {line.split()[0] for line in listed.splitlines() if line.strip()}
+    if SM_ACTIVE.split(".")[0] not in names:
+        print(f"ncu --query-metrics listed no sm__cycles_active ({listed[-300:]!r}): every metric asked for",
+              flush=True)
+        return list(wanted)
     known = [m for m in wanted if m.split(".")[0] in names]
     dropped = sorted(set(wanted) - set(known))
     if dropped:
         print(f"ncu here does not know {dropped}: left out", flush=True)
-    if SM_ACTIVE not in known:
-        raise RuntimeError(f"ncu does not know {SM_ACTIVE} here: nothing to compare")
     return known
 
 
@@ -172,10 +205,10 @@ def group_rows(rows: list[dict], names: list[str], count: int) -> dict[str, list
 
 
 def weighted(rows: list[dict]) -> dict[str, float]:
-    """Each metric's mean over ``rows``, weighted by gpu__time_duration.sum."""
-    weights = np.array([_number(r["gpu__time_duration.sum"]) for r in rows])
+    """Each metric's mean over ``rows``, weighted by their durations (DURATION)."""
+    weights = np.array([_number(r[DURATION]) for r in rows])
     out = {}
-    for metric in (SM_ACTIVE, *PIPES, *EXTRA[:-1]):
+    for metric in (SM_ACTIVE, *PIPES, *EXTRA):
         values = np.array([_number(r.get(metric, "nan")) for r in rows])
         known = ~np.isnan(values)
         out[metric] = float(np.sum(values[known] * weights[known]) / np.sum(weights[known])) if known.any() else None
@@ -196,6 +229,8 @@ def compare(gpm: dict[str, dict], ncu: dict[str, dict]) -> dict:
     out, sm_max, pipe_max = {}, 0.0, 0.0
     for name in gpm:
         g, n = gpm[name], ncu[name]
+        if g.get("sm_active_pct") is None or n.get(SM_ACTIVE) is None:
+            raise RuntimeError(f"{name}: no SM-active figure from {'GPM' if n.get(SM_ACTIVE) is not None else 'ncu'}")
         sm = abs(g["sm_active_pct"] - n[SM_ACTIVE])
         pipes = {m: abs(g["int_pipe_pct"] - n[m]) for m in PIPES if n.get(m) is not None
                  and g.get("int_pipe_pct") is not None}
@@ -215,17 +250,24 @@ def main(argv=None) -> None:
     parser.add_argument("--ncu", default="/usr/local/cuda/bin/ncu")
     parser.add_argument("--seconds", type=float, default=2.0, help="GPM loop per kernel (s)")
     parser.add_argument("--ncu-launches", type=int, default=5, help="profiled launches per kernel")
+    parser.add_argument("--ntt-log", type=int, default=24, help="the NTT's size (log2)")
+    parser.add_argument("--bases-log", type=int, default=RATE_LOG, help="the accumulations' bases (log2)")
     parser.add_argument("--ncu-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out")
     args = parser.parse_args(argv)
-    launches = kernels()
+    started = time.perf_counter()
+    launches = kernels(args.ntt_log, args.bases_log)
     if args.ncu_child:
         ncu_child(launches, args.ncu_launches)
         return
+    print(f"kernels set up in {time.perf_counter() - started:.0f} s", flush=True)
     started = time.perf_counter()
     gpm, source = gpm_figures(launches, args.seconds)
     print(f"GPM ({time.perf_counter() - started:.0f} s): {gpm}", flush=True)
-    ncu = ncu_figures(args.ncu, list(launches), args.ncu_launches)
+    started = time.perf_counter()
+    ncu = ncu_figures(args.ncu, list(launches), args.ncu_launches,
+                      ["--ntt-log", str(args.ntt_log), "--bases-log", str(args.bases_log)])
+    print(f"ncu ({time.perf_counter() - started:.0f} s): {ncu}", flush=True)
     result = compare(gpm, ncu)
     for name, k in result["kernels"].items():
         print(f"{name}: SM active GPM {k['gpm']['sm_active_pct']} vs ncu {k['ncu'][SM_ACTIVE]} "
@@ -233,7 +275,8 @@ def main(argv=None) -> None:
               f"{k['int_pipe_nearest']} (diffs {k['int_pipe_diff']})", flush=True)
     device = common.gpu_name()
     params = {"source": source, "seconds": args.seconds, "ncu_launches": args.ncu_launches,
-              "ncu_sm_active": SM_ACTIVE, "kernels": result["kernels"]}
+              "ntt_log": args.ntt_log, "bases_log": args.bases_log, "ncu_sm_active": SM_ACTIVE,
+              "kernels": result["kernels"]}
     records = [common.record("counters_vs_ncu_max_diff", result["sm_active_max_diff"], "points", device, params,
                              timing=common.DEVICE_THROUGHPUT),
                common.record("counters_vs_ncu_pipe_max_diff", result["pipe_max_diff"], "points", device,

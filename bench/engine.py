@@ -39,11 +39,14 @@ engine_s_per_proof_traced_gw2 (s), trace_overhead_pct (%); with --trace kernels,
 (or counters): engine_sm_active_gw2, engine_pipe_util_gw2 (%, the steady window's
 utilization stack, numba_cuzk.timeline.stack; params.stack holds the window's and each
 phase's stack and the report's sentences), counters_overhead_pct (%: s/proof sampled vs the
-same rounds traced without counters, in the same call).
+same rounds traced without counters, in the same call). ``--traced-only`` (with --trace)
+runs the traced engine alone (and with counters its unsampled twin): no sequential run, no
+untraced engines, no trace_overhead_pct; about a minute less on the H200.
 Runs on the CPU backend too (--cpu, small sizes). Usage:
     python3 -m bench.engine [--out FILE] [--circuit bit_heavy] [--log 20] [--jobs 4]
         [--partitions 10] [--scaling 1,2,4,8,16] [--scaling-log K] [--workers N] [--cpu] [--timeline FILE]
-        [--repeat R] [--trace kernels[,counters]] [--assembly thread[,process]] [--no-graphs] [--compare-graphs]
+        [--repeat R] [--trace kernels[,counters]] [--traced-only] [--assembly thread[,process]] [--no-graphs]
+        [--compare-graphs]
         [--switch-interval-ms MS] [--compare-switch MS]
 """
 
@@ -213,10 +216,11 @@ def gw_records(rounds: list[tuple[float, Timeline]], config: EngineConfig, param
     return records
 
 
-def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float, config: EngineConfig, params: dict,
-                   device: str, variant: str = "") -> list[dict]:
+def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float | None, config: EngineConfig,
+                   params: dict, device: str, variant: str = "") -> list[dict]:
     """The traced engine's rounds: kernel-record busy (min over the rounds) beside the phase
-    figure and NVML of the same rounds, traced s/proof and the tracing overhead."""
+    figure and NVML of the same rounds, traced s/proof and the tracing overhead (against
+    ``untraced_s``; none without it)."""
     steady = [analysis.analyze(timeline, "steady") for _, timeline in rounds]
     if not all(a.traced for a in steady):
         print("traced engine: no kernel records (CUPTI did not run); no kernel figures", flush=True)
@@ -239,14 +243,14 @@ def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float, conf
                   f"{c} {ms / len(a.partitions):.2f}" for c, ms in a.gaps_ms.items() if ms > 0) + " ms/partition",
               flush=True)
     print(f"clock mapping: {steady[0].clock}", flush=True)
-    overhead = 100 * (traced_s / untraced_s - 1)
-    if not variant:
+    overhead = None if untraced_s is None else 100 * (traced_s / untraced_s - 1)
+    if overhead is not None and not variant:
         print(f"tracing overhead: {traced_s:.3f} vs {untraced_s:.3f} s/proof, {overhead:+.1f}%", flush=True)
     records = [common.record(f"engine_device_busy_kernels_gw2{variant}", min(kernel), "%", device, run,
                              timing=common.CALL_LATENCY),
                common.record(f"engine_s_per_proof_traced_gw2{variant}", traced_s, "s", device,
                              {**run, **spread([s for s, _ in rounds])}, timing=common.CALL_LATENCY)]
-    if not variant:  # a variant's untraced twin did not run
+    if overhead is not None and not variant:  # a variant's untraced twin did not run
         records.append(common.record("trace_overhead_pct", overhead, "%", device, {
             **run, "traced_s_per_proof": round(traced_s, 4), "untraced_s_per_proof": round(untraced_s, 4)},
                 timing=common.CALL_LATENCY))
@@ -290,6 +294,52 @@ def counter_records(rounds: list[tuple[float, Timeline]], twin_s: float | None, 
     return records
 
 
+def untraced_runs(pk, work: list[list], measured: EngineConfig, args, params: dict, constraints: int,
+                  device: str, scratch: str) -> tuple[list[tuple[float, Timeline]], list[dict]]:
+    """The sequential run, the untraced gw=1 and gw=2 engines (``measured`` is gw=2's) and the
+    extra assembly kinds': (gw=2's rounds, their records)."""
+    gpu = measured.devices is None
+    seq = sequential(pk, work, gpu)
+    print(f"sequential: {seq:.3f} s/proof", flush=True)
+    records = [common.record("engine_sequential_s_per_proof", seq, "s", device, params, timing=common.CALL_LATENCY)]
+    for config in (replace(measured, gpu_workers_per_device=1, timeline_path=Path(scratch) / "gw1.jsonl"), measured):
+        rounds = engine_run(pk, work, config, args.repeat if config is measured else 1)
+        if args.timeline and config is measured and not args.trace:
+            keep_timeline(rounds[-1][1], args.timeline)
+        records += gw_records(rounds, config, params, seq, constraints * args.partitions, device)
+    for kind in args.assembly.split(",")[1:]:
+        config = replace(measured, assembly=kind, timeline_path=Path(scratch) / f"assembly-{kind}.jsonl")
+        records += gw_records(engine_run(pk, work, config, args.repeat), config, params, seq,
+                              constraints * args.partitions, device, f"_assembly_{kind}")
+    return rounds, records
+
+
+def traced_runs(pk, work: list[list], measured: EngineConfig, args, kinds: frozenset, untraced: float | None,
+                params: dict, device: str, scratch: str) -> list[dict]:
+    """The gw=2 rounds traced (``args.trace``); with counters the same rounds unsampled (the
+    sampling's cost), and the --compare-graphs / --compare-switch variants."""
+    config = replace(measured, trace=args.trace, timeline_path=Path(scratch) / "traced.jsonl")
+    traced = engine_run(pk, work, config, args.repeat)
+    if args.timeline:
+        keep_timeline(traced[-1][1], args.timeline)
+    records = traced_records(traced, untraced, config, params, device)
+    if "counters" in kinds:  # the same rounds unsampled, in the same call: the sampling's cost
+        rest = ",".join(sorted(kinds - {"counters"})) or None
+        twin = engine_run(pk, work, replace(measured, trace=rest, timeline_path=Path(scratch) / "twin.jsonl"),
+                          args.repeat)
+        records += counter_records(traced, statistics.median(s for s, _ in twin), config, params, device)
+    if args.compare_graphs and config.graphs:
+        direct = replace(config, graphs=False, timeline_path=Path(scratch) / "traced-direct.jsonl")
+        records += traced_records(engine_run(pk, work, direct, args.repeat), untraced, direct, params, device,
+                                  "_direct")
+    if args.compare_switch:
+        switch = replace(config, switch_interval_ms=args.compare_switch,
+                         timeline_path=Path(scratch) / "traced-switch.jsonl")
+        records += traced_records(engine_run(pk, work, switch, args.repeat), untraced, switch, params, device,
+                                  f"_switch{args.compare_switch:g}ms")
+    return records
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out")
@@ -308,6 +358,8 @@ def main(argv=None) -> None:
                                         "'counters' (NVML GPM hardware counters: the utilization stack, and the "
                                         "rounds once more without them for the sampling overhead) or both, "
                                         "'kernels,counters'")
+    parser.add_argument("--traced-only", action="store_true",
+                        help="with --trace: the traced engine alone (and with counters its unsampled twin)")
     parser.add_argument("--assembly", default="thread", help="proof assembly of the engines (thread or process); "
                                                              "a list (thread,process): the first is measured, the "
                                                              "others' gw=2 rounds are recorded as _assembly_KIND")
@@ -323,58 +375,35 @@ def main(argv=None) -> None:
         kinds = trace_kinds(args.trace)
     except ValueError as exc:
         parser.error(str(exc))
+    if args.traced_only and not args.trace:
+        parser.error("--traced-only needs --trace")
     gpu = not args.cpu and backend.cuda_available()
     device = common.gpu_name() if gpu else common.cpu_name()
     out = args.out or None
     counts = [int(w) for w in args.scaling.split(",") if w]
     records = scaling(args.circuit, args.scaling_log or args.log, counts, device)
-    common.write(records, "engine", out)
+    if records:
+        common.write(records, "engine", out)
+    records = []
 
     pk = circuit_key(args.circuit, args.log, gpu=gpu)
     constraints = build(args.circuit, args.log, seed=0)[0].n_constraints
     work = circuit_partitions(args.circuit, args.log, args.jobs, args.partitions)
-    seq = sequential(pk, work, gpu)
-    print(f"sequential: {seq:.3f} s/proof", flush=True)
     params = {"circuit": args.circuit, "log_constraints": args.log, "constraints": constraints, "jobs": args.jobs,
               "partitions": args.partitions}
-    records = [common.record("engine_sequential_s_per_proof", seq, "s", device, params, timing=common.CALL_LATENCY)]
     assembly = args.assembly.split(",")
     with tempfile.TemporaryDirectory() as scratch:
-        for gw in (1, 2):
-            config = EngineConfig(devices=None if gpu else (), gpu_workers_per_device=gw, assembly=assembly[0],
-                                  timeline_path=Path(scratch) / f"gw{gw}.jsonl", graphs=not args.no_graphs,
-                                  switch_interval_ms=args.switch_interval_ms or None,
-                                  **({"synthesis_workers": args.workers} if args.workers else {}))
-            rounds = engine_run(pk, work, config, args.repeat if gw == 2 else 1)
-            if args.timeline and gw == 2 and not args.trace:
-                keep_timeline(rounds[-1][1], args.timeline)
-            records += gw_records(rounds, config, params, seq, constraints * args.partitions, device)
-        measured = config
-        for kind in assembly[1:]:
-            config = replace(measured, assembly=kind, timeline_path=Path(scratch) / f"assembly-{kind}.jsonl")
-            records += gw_records(engine_run(pk, work, config, args.repeat), config, params, seq,
-                                  constraints * args.partitions, device, f"_assembly_{kind}")
-        if args.trace:
-            config = replace(measured, trace=args.trace, timeline_path=Path(scratch) / "traced.jsonl")
-            traced = engine_run(pk, work, config, args.repeat)
-            if args.timeline:
-                keep_timeline(traced[-1][1], args.timeline)
+        measured = EngineConfig(devices=None if gpu else (), gpu_workers_per_device=2, assembly=assembly[0],
+                                timeline_path=Path(scratch) / "gw2.jsonl", graphs=not args.no_graphs,
+                                switch_interval_ms=args.switch_interval_ms or None,
+                                **({"synthesis_workers": args.workers} if args.workers else {}))
+        untraced = None
+        if not args.traced_only:
+            rounds, untraced_records = untraced_runs(pk, work, measured, args, params, constraints, device, scratch)
+            records += untraced_records
             untraced = statistics.median(s for s, _ in rounds)
-            records += traced_records(traced, untraced, config, params, device)
-            if "counters" in kinds:  # the same rounds unsampled, in the same call: the sampling's cost
-                rest = ",".join(sorted(kinds - {"counters"})) or None
-                twin = engine_run(pk, work, replace(measured, trace=rest, timeline_path=Path(scratch) / "twin.jsonl"),
-                                  args.repeat)
-                records += counter_records(traced, statistics.median(s for s, _ in twin), config, params, device)
-            if args.compare_graphs and config.graphs:
-                config = replace(config, graphs=False, timeline_path=Path(scratch) / "traced-direct.jsonl")
-                records += traced_records(engine_run(pk, work, config, args.repeat), untraced, config, params,
-                                          device, "_direct")
-            if args.compare_switch:
-                config = replace(measured, trace=args.trace, switch_interval_ms=args.compare_switch,
-                                 timeline_path=Path(scratch) / "traced-switch.jsonl")
-                records += traced_records(engine_run(pk, work, config, args.repeat), untraced, config, params,
-                                          device, f"_switch{args.compare_switch:g}ms")
+        if args.trace:
+            records += traced_runs(pk, work, measured, args, kinds, untraced, params, device, scratch)
     print(f"wrote {common.write(records, 'engine', out)}")
 
 

@@ -34,10 +34,13 @@
 #   kernels' SASS and instruction mix, $OUT/sass.tgz), ncu on bench.profile (the NTT pass's and the
 #   accumulations' stall reasons, $OUT/ncu.txt); KERNEL_STEPS="msm ...;ntt ..." runs other steps,
 #   KERNEL_PROFILE=0 skips bench.sass and ncu
-#   bench/gpu_check.sh COMMIT counters    issue 36 (~7 min): bench.counters (NVML GPM against ncu over the
-#   same launches of an NTT, accumulate_g1, accumulate_g2: $OUT/counters.json), then bench.engine
-#   --trace kernels,counters, 3 rounds (engine_sm_active_gw2, engine_pipe_util_gw2, the stack,
-#   counters_overhead_pct: $OUT/engine-counters.json), its timeline, report and PNG
+#   bench/gpu_check.sh COMMIT counters    issue 36 in one call (~5 min; carry peer/): bench.counters (NVML GPM
+#   against ncu over the same launches of a 2^24 NTT, accumulate_g1, accumulate_g2: $OUT/counters.json), then
+#   bench.engine --trace kernels,counters --traced-only, 3 rounds (engine_sm_active_gw2, engine_pipe_util_gw2,
+#   the stack, counters_overhead_pct: $OUT/engine-counters.json), then bench.msm against sppark's msm_t from
+#   this call, both timings (G1 2^20, 2^24, G2 2^16, 2^20; 2^21-2^23 checked: $OUT/msm-sppark.json);
+#   sppark_msm is built on the CPU during bench.counters. $OUT/counters.tgz: the logs, each step's
+#   seconds, the engine's timeline with its report and PNG
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check (17f405d); $OUT/compile.log, soak.log
@@ -203,19 +206,40 @@ for arg in "$@"; do
         continue
     fi
     if [ "$arg" = counters ]; then
-        # issue 36 (~7 min): the counters against Nsight Compute, then the engine's stack
-        echo "=== counters: bench.counters (GPM vs ncu), bench.engine --trace kernels,counters"
-        python3 -m numba_cuzk.cli compile > "$out/counters-compile.log" 2>&1 || status=1  # ~60 s into an empty cache
-        ncu=$(find_ncu)
-        timeout "${COUNTERS_TIMEOUT:-180}" python3 -m bench.counters --ncu "${ncu:-/usr/local/cuda/bin/ncu}" \
-            --out "$out/counters.json" > "$out/counters.log" 2>&1 || { status=1; echo "FAILED: bench.counters"; }
-        grep -v -E "Warning|warn\(" "$out/counters.log" | tail -8
-        timeout "${ENGINE_TIMEOUT:-330}" python3 -m bench.engine --workers 15 --scaling "" --jobs 4 --repeat 3 \
-            --trace kernels,counters --timeline "$out/timeline-counters.jsonl" --out "$out/engine-counters.json" 2>&1 \
-            | grep -v Warning > "$out/engine-counters.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-        grep -E "^(stack|counters|traced|tracing|engine gw=2)" "$out/engine-counters.log" | tail -16
-        python3 -m numba_cuzk.cli timeline "$out/timeline-counters.jsonl" --window steady \
-            --png "$out/timeline-counters.png" > "$out/timeline-counters.txt" 2>&1 || status=1
+        # four files to $OUT: three records files and one archive of the rest
+        echo "=== counters: bench.counters (GPM vs ncu), bench.engine --trace kernels,counters, bench.msm --sppark"
+        logs=$(mktemp -d)
+        took() { echo "$1: $((SECONDS - $2)) s" | tee -a "$logs/seconds.txt"; }
+        build=""  # sppark's msm_t harness, built on the CPU while the GPU steps below run; waited for before the engine
+        if [ -d peer/sppark ]; then
+            COMMIT=$commit bash bench/peer/sppark.sh --build-only > "$logs/sppark-build.log" 2>&1 &
+            build=$!
+        else
+            echo "no peer/sppark (carry it): the MSM records get no sppark peer" | tee "$logs/sppark-build.log"
+        fi
+        t=$SECONDS; python3 -m numba_cuzk.cli compile > "$logs/compile.log" 2>&1 || status=1; took compile $t
+        t=$SECONDS; ncu=$(find_ncu)
+        timeout "${COUNTERS_TIMEOUT:-170}" python3 -m bench.counters --ncu "${ncu:-/usr/local/cuda/bin/ncu}" \
+            --out "$out/counters.json" > "$logs/counters.log" 2>&1 || { status=1; echo "FAILED: bench.counters"; }
+        took bench.counters $t
+        grep -E "^(ntt_log|accumulate_g|wrote|ncu|bench.counters|Traceback|[A-Za-z]*Error)" "$logs/counters.log" | cut -c1-600
+        if [ -n "$build" ]; then wait "$build" || echo "FAILED: sppark.sh --build-only"; cat "$logs/sppark-build.log"; fi
+        t=$SECONDS
+        timeout "${ENGINE_TIMEOUT:-200}" python3 -m bench.engine --workers 15 --scaling "" --jobs 4 --repeat 3 \
+            --trace kernels,counters --traced-only --timeline "$logs/timeline-counters.jsonl" \
+            --out "$out/engine-counters.json" > "$logs/engine.log" 2>&1 || { status=1; echo "FAILED: bench.engine"; }
+        took bench.engine $t
+        grep -E "^(stack|counters|traced|wrote|Traceback|[A-Za-z]*Error)" "$logs/engine.log" | cut -c1-600
+        t=$SECONDS
+        msm_peer=""; [ -x "${TMPDIR:-/tmp}/sppark_msm" ] && msm_peer="--sppark ${TMPDIR:-/tmp}/sppark_msm"
+        timeout "${MSM_TIMEOUT:-150}" python3 -m bench.msm --g1 20,24 --g2 16,20 --no-arkworks $msm_peer \
+            --check-g1 21,22,23 --check-g2 21,22,23 --out "$out/msm-sppark.json" > "$logs/msm.log" 2>&1 \
+            || { status=1; echo "FAILED: bench.msm"; }
+        took bench.msm $t
+        grep -E "sppark|_call |_upload |checked|wrote|Traceback|[A-Za-z]*Error" "$logs/msm.log" | cut -c1-300
+        python3 -m numba_cuzk.cli timeline "$logs/timeline-counters.jsonl" --window steady \
+            --png "$logs/timeline-counters.png" > "$logs/timeline-counters.txt" 2>&1 || status=1
+        tar czf "$out/counters.tgz" -C "$logs" . && ls -la "$out"
         continue
     fi
     if [ "$arg" = engine ]; then

@@ -5,16 +5,21 @@
 # bench/peer/sppark_msm.cu (sppark's msm_t) to $TMPDIR/sppark_msm, which bench.msm --sppark
 # runs on its own bases and scalars; a failed build of it is reported and the rest goes on.
 #   bash bench/peer/sppark.sh [OUT_JSONL]     default $OUT/sppark.jsonl (/tmp/sppark.jsonl without $OUT)
+#   bash bench/peer/sppark.sh --build-only    both harnesses built, nothing run (on the CPU while the GPU
+#                                             measures something else)
 # Env: SPPARK_DIR (default peer/sppark), BLST_DIR (default peer/blst: blst_t.hpp, vect.h,
 # bytes.h, for sppark's host-side field types), NVCC (default: nvcc on PATH, else
 # /usr/local/cuda/bin/nvcc), ARCH (default sm_90), COMMIT (labels the records).
-# peer/ is git-ignored (.git/info/exclude): carry it to the device (run's carry: ["peer"]). To fill it
-# (the commits measured; sppark's ff/ ec/ msm/ ntt/ util/ are read, and blst's src/ and build.sh,
-# which builds libblst.a for sppark_msm's host-side window sums):
-#   git clone -q https://github.com/supranational/sppark peer/sppark && git -C peer/sppark checkout -q 17278d7
-#   git clone -q https://github.com/supranational/blst peer/blst && git -C peer/blst checkout -q dece82e
-# The build takes ~15 s (one nvcc call, 14 s on the dev box); the run a few seconds.
+# peer/ is git-ignored (.gitignore): carry it to the device (run's carry: ["peer"]). It holds the
+# commits measured, sppark 17278d7 and blst dece82e, each a `git archive` of the commit with
+# its short hash in COMMIT (peer/sppark/COMMIT labels the records). Read: sppark's ff/ ec/
+# msm/ ntt/ util/; blst's src/, build.sh and build/assembly.S with build/elf/ (libblst.a, for
+# sppark_msm's host-side window sums); the rest can go (2.4 MB left).
+# The builds take ~15 s (sppark_bench) and ~40 s (sppark_msm, with libblst.a) on the dev box; the run a
+# few seconds.
 set -euo pipefail
+build_only=0
+if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 out=$(realpath -m "${1:-${OUT:-/tmp}/sppark.jsonl}")   # before the cd: relative to the caller
 cd "$(dirname "$0")/../.."
 
@@ -40,7 +45,7 @@ echo "sppark.sh: built $bin in $(( $(date +%s) - t0 )) s (sppark $sppark_commit,
 
 # sppark's MSM sums the windows on the host in blst's field arithmetic: libblst.a, built here
 # portable (its own run-time ADX dispatch exports the field functions blst_t.hpp calls), ~8 s;
-# then ~90 s of nvcc
+# then ~30 s of nvcc
 msm_bin=${TMPDIR:-/tmp}/sppark_msm
 build_msm() {
     local lib=${TMPDIR:-/tmp}/blst-build
@@ -56,6 +61,7 @@ else
     echo "sppark.sh: sppark_msm build FAILED: bench.msm runs without sppark's MSM" >&2
 fi
 
+[ "$build_only" = 1 ] && exit 0
 mkdir -p "$(dirname "$out")"
 "$bin" > "$out" || die "sppark_bench failed (rc $?)"
 echo "sppark.sh: wrote $(wc -l < "$out") records to $out" >&2

@@ -21,7 +21,10 @@ NVLink rates (MiB/s). On the H200 (driver 580) an integer-multiply kernel read s
 
 Where GPM cannot run (no pynvml, no driver, a GPU before Hopper, a virtualized GPU), the
 sampler records one ``counters_unavailable`` event saying why, warns once, and the engine
-runs on without counters: the report then names no hardware figure. The fallbacks the
+runs on without counters: the report then names no hardware figure. The same event ends a
+run in which GPM opened but no period's metrics could be read. A driver that refuses the
+whole request for one metric it lacks (NVLink on a PCIe card, say) is asked for each metric
+alone once, and the ones it answers are kept. The fallbacks the
 project knows are per-phase Nsight Compute ranges (bench/counters.py compares them); CUPTI's
 PM sampling is not wired here.
 """
@@ -79,6 +82,8 @@ class _Gpm:
         self._nvml, self._handle = nvml, handle
         self._samples = [nvml.nvmlGpmSampleAlloc(), nvml.nvmlGpmSampleAlloc()]
         self._turn = 0
+        self.metric_ids = list(METRICS)  # narrowed once to those the driver answers
+        self._narrowed = False
 
     def sample(self) -> tuple[int, int]:
         """Take a sample into the next buffer: its host bracket (ns)."""
@@ -89,17 +94,38 @@ class _Gpm:
         return before, after
 
     def metrics(self) -> dict[str, float]:
-        """The metrics between the older and the newer sample."""
+        """The metrics between the older and the newer sample. The first refusal of the whole
+        request narrows ``metric_ids`` to the metrics the driver answers one at a time."""
+        try:
+            return self._get(self.metric_ids)
+        except self._nvml.NVMLError:
+            if self._narrowed:
+                raise
+            self._narrowed = True
+            self.metric_ids = [i for i in self.metric_ids if self._answers(i)]
+            if not self.metric_ids:
+                raise
+            return self._get(self.metric_ids)
+
+    def _answers(self, metric_id: int) -> bool:
+        try:
+            self._get([metric_id])
+        except self._nvml.NVMLError:
+            return False
+        return True
+
+    def _get(self, metric_ids: list[int]) -> dict[str, float]:
         nvml = self._nvml
         request = nvml.c_nvmlGpmMetricsGet_t()
         request.version = nvml.NVML_GPM_METRICS_GET_VERSION
-        request.numMetrics = len(METRICS)
+        request.numMetrics = len(metric_ids)
         request.sample1, request.sample2 = self._samples[self._turn], self._samples[self._turn ^ 1]
-        for slot, metric_id in enumerate(METRICS):
+        for slot, metric_id in enumerate(metric_ids):
             request.metrics[slot].metricId = metric_id
         nvml.nvmlGpmMetricsGet(request)
-        return metrics_of({int(m.metricId): (int(m.nvmlReturn), m.value)
-                           for m in list(request.metrics)[:len(METRICS)]})
+        return metrics_of({int(request.metrics[slot].metricId): (int(request.metrics[slot].nvmlReturn),
+                                                                  request.metrics[slot].value)
+                           for slot in range(len(metric_ids))})
 
     def free(self) -> None:
         for sample in self._samples:
@@ -119,6 +145,7 @@ class CounterSampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="counters", daemon=True)
         self.samples = 0  # counters events written
+        self.last_error: str | None = None  # the last NVML error of a sample or its metrics
 
     @classmethod
     def start(cls, recorder: Recorder, devices: Sequence[tuple[int, str | None]], period_ms: float = 100.0, *,
@@ -138,29 +165,37 @@ class CounterSampler:
         return sampler
 
     def stop(self) -> None:
-        """One last sample (the tail of the run), then free the buffers."""
+        """One last sample (the tail of the run), then free the buffers. A run in which no
+        period's metrics were read ends with a ``counters_unavailable`` event and a warning."""
         self._stop.set()
         self._thread.join()
         for _, gpm in self._gpms:
             gpm.free()
         self._nvml.nvmlShutdown()
+        if not self.samples:
+            why = f"GPM opened but no metrics were read ({self.last_error or 'the run ended within one period'})"
+            warnings.warn(f"hardware counters are off: {why}", CounterWarning, stacklevel=2)
+            self._recorder.instant("counters_unavailable", source=SOURCE, error=why)
 
     def _run(self) -> None:
-        last = {ordinal: gpm.sample() for ordinal, gpm in self._gpms}
+        last: dict[int, tuple[int, int]] = {}  # each device's latest sample (its host bracket)
+        stopping = False
         while True:
-            stopping = self._stop.wait(self._period_s)
             for ordinal, gpm in self._gpms:
                 try:
                     bracket = gpm.sample()
-                except self._nvml.NVMLError:
+                except self._nvml.NVMLError as exc:
+                    self.last_error = f"nvmlGpmSampleGet: {exc}"
                     continue  # a missed sample: the next interval spans both periods
-                try:
-                    self._write(ordinal, last[ordinal], bracket, gpm.metrics())
-                except self._nvml.NVMLError:
-                    pass  # no metrics for this period; the next one starts at this sample
+                if ordinal in last:
+                    try:
+                        self._write(ordinal, last[ordinal], bracket, gpm.metrics())
+                    except self._nvml.NVMLError as exc:
+                        self.last_error = f"nvmlGpmMetricsGet: {exc}"  # the next period starts at this sample
                 last[ordinal] = bracket
             if stopping:
                 return
+            stopping = self._stop.wait(self._period_s)
 
     def _write(self, device: int, first: tuple[int, int], second: tuple[int, int], metrics: dict) -> None:
         error_us = max(first[1] - first[0], second[1] - second[0]) / 2e3
