@@ -48,8 +48,10 @@ from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, scalar_kind, signed_digi
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 THREADS = 4 if SIMULATOR else 128  # per block: point kernels (G1 ~ 200 registers per thread)
 SIM_BLOCKS = 2  # grid of the grid-stride kernels in the simulator (the GPU covers all items)
-# per block of the scan (static shared arrays). One in the simulator, whose syncthreads
-# costs ~10 ms; the block scan then reduces to the serial loops (GPU tests cover the rest).
+# per block of the scans (scan here, bits.tile_offsets; static shared arrays). One in the
+# simulator, whose syncthreads costs ~10 ms; the block scan then reduces to the serial
+# loops (GPU tests cover the rest). 256, not 1024: at 1024 threads tile_offsets' registers
+# exceed the SM's 64 K (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES on the H200).
 SCAN_THREADS = 1 if SIMULATOR else 256
 # Buckets per reduce thread: a window of B buckets gets B / SEGMENT_BUCKETS threads (2^20:
 # 1024 per window, 16384 in all), each ~2 * 32 additions in a row plus ~1.5 c for its
@@ -114,9 +116,9 @@ def partials(offset, count, chunk):
 
 
 @cuda.jit(device=True)
-def _block_prefix(totals, t, value):
-    """This thread's exclusive prefix of ``value`` over the block (Hillis-Steele over the
-    shared ``totals``); every thread must call it."""
+def block_prefix(totals, t, value):
+    """This thread's exclusive prefix of ``value`` over a block of SCAN_THREADS (Hillis-Steele
+    over the shared ``totals``, SCAN_THREADS int32); every thread must call it."""
     totals[t] = value
     if SCAN_THREADS > 1:
         cuda.syncthreads()
@@ -143,14 +145,14 @@ def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets, 
     total = int32(0)
     for b in range(start, stop):
         total += counts[w, b]
-    run = _block_prefix(totals, t, total)
+    run = block_prefix(totals, t, total)
     partial_total = int32(0)
     o = run
     for b in range(start, stop):
         x = counts[w, b]
         partial_total += partials(o, x, chunk)
         o += x
-    partial_run = _block_prefix(totals, t, partial_total)
+    partial_run = block_prefix(totals, t, partial_total)
     for b in range(start, stop):
         x = counts[w, b]
         offsets[w, b] = run
@@ -178,13 +180,21 @@ def scatter(scalars, montgomery, c, first, stop, kinds, offsets, cursors, entrie
         if kinds[i] != KIND_OTHER:
             continue
         load_scalar(k, scalars, i, montgomery)
-        for w in range(first, stop):
-            d = signed_digit(k, w, c)
-            if d != 0:
-                b = abs(d) - 1
-                slot = cuda.atomic.add(cursors, (w, b), int32(1))
-                last = slot == offsets[w, b + 1] - 1
-                entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
+        scatter_digits(k, c, first, stop, uint32(i), offsets, cursors, entries)
+
+
+@cuda.jit(device=True)
+def scatter_digits(k, c, first, stop, index, offsets, cursors, entries):
+    """Scalar ``k``'s (N uint32 limbs, canonical) entries for windows first <= w < stop:
+    ``index`` (uint32, its base) | (d_w < 0) << 31 at the next slot of bucket |d_w| - 1,
+    with LAST_BIT in the bucket's last slot (scatter's and indexed.scatter_indexed's)."""
+    for w in range(first, stop):
+        d = signed_digit(k, w, c)
+        if d != 0:
+            b = abs(d) - 1
+            slot = cuda.atomic.add(cursors, (w, b), int32(1))
+            last = slot == offsets[w, b + 1] - 1
+            entries[w, slot] = index | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
 
 
 # accumulate and reduce, the point kernels, exist once per curve: accumulate_g1,
