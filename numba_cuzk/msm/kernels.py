@@ -198,7 +198,8 @@ def scatter_digits(k, c, first, stop, index, offsets, cursors, entries):
 
 
 # accumulate and reduce, the point kernels, exist once per curve: accumulate_g1,
-# accumulate_g2, reduce_g1, reduce_g2 (POINT_KERNELS, built by _point_kernels below). The
+# accumulate_g2, reduce_g1, reduce_g2 (POINT_KERNELS, built by _point_kernels below), and
+# on demand accumulate_g1_r<N>, register-capped (accumulate_kernel). The
 # templates read the names declared here, which kernel_cache.specialize binds per instance
 # to the curve's values (a copy of this module's globals with the bindings on top): the
 # values below are placeholders that no kernel is compiled with. On the GPU G2's are over
@@ -236,7 +237,8 @@ def entry(entries, kinds, w, s):
 
 
 def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points):
-    """Template of accumulate_g1 and accumulate_g2 (_point_kernels).
+    """Template of accumulate_g1 and accumulate_g2 (_point_kernels), and of the
+    register-capped accumulate_g1_r<N> / _g2_r<N> (accumulate_kernel).
 
     Item g < ones0 = windows * max_chunks: run r of window w (g = w * max_chunks + r), its
     entries [r chunk, (r + 1) chunk) in bucket order; the partial sum of each bucket
@@ -458,6 +460,18 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
 # an edit of the formulas; the simulator rejects launch_bounds.
 
 
+def _bindings(curve: CurveParams) -> tuple[dict, int]:
+    """(the names the point templates take from ``specialize`` for ``curve``, threads per
+    point)."""
+    P = point_ops(curve, pair=curve.degree == 2 and not SIMULATOR)
+    bindings = dict(
+        X=4 * P.limbs, A=2 * P.limbs, LANES=P.lanes, load=P.load, store=P.store, xyzz_neg=P.xyzz_neg,
+        xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed,
+        add_unless_equal=P.xyzz_add_unless_equal, dbl=P.xyzz_dbl, base_in_memory=curve.degree == 1,
+    )
+    return bindings, P.lanes
+
+
 def _point_kernels(curve: CurveParams) -> dict:
     """{"accumulate": accumulate_gN, "reduce": reduce_gN, "lanes": threads per point} for
     ``curve``: G1 one thread per point, G2 a lane pair (point_ops(G2, pair=True)). The
@@ -465,16 +479,28 @@ def _point_kernels(curve: CurveParams) -> dict:
     take 7 s instead of 0.05: there G2 keeps one thread per point, its bases loaded as the
     pair's are (the pair arithmetic is tested on its own: tests/field/test_device.py and
     tests/curve/test_points.py, G2-pair)."""
-    P = point_ops(curve, pair=curve.degree == 2 and not SIMULATOR)
-    bindings = dict(
-        X=4 * P.limbs, A=2 * P.limbs, LANES=P.lanes, load=P.load, store=P.store, xyzz_neg=P.xyzz_neg,
-        xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed,
-        add_unless_equal=P.xyzz_add_unless_equal, dbl=P.xyzz_dbl, base_in_memory=curve.degree == 1,
-    )
+    bindings, lanes = _bindings(curve)
     suffix = curve.name.lower()
     kernels = {name: gpu_kernel(specialize(template, f"{name}_{suffix}", **bindings))
                for name, template in (("accumulate", accumulate), ("reduce", reduce))}
-    return {**kernels, "lanes": P.lanes}
+    return {**kernels, "lanes": lanes}
 
 
 POINT_KERNELS = {curve.name: _point_kernels(curve) for curve in (G1, G2)}
+_CAPPED: dict = {}
+
+
+def accumulate_kernel(curve: CurveParams, registers: int | None = None):
+    """The accumulate instance of ``curve``: POINT_KERNELS' (``registers`` None), or
+    ``accumulate_<curve>_r<registers>``, compiled with ptxas's register cap (plan.registers:
+    a sweep's occupancy variant, built on first use; at 168 registers an SM holds 3 blocks
+    of 128 threads, 4 at <= 128, 5 at <= 96, the rest spilled to local memory). The
+    simulator has no register cap: there the instance is compiled without it."""
+    if registers is None:
+        return POINT_KERNELS[curve.name]["accumulate"]
+    key = (curve.name, registers)
+    if key not in _CAPPED:
+        name = f"accumulate_{curve.name.lower()}_r{registers}"
+        options = {} if SIMULATOR else {"max_registers": registers}
+        _CAPPED[key] = gpu_kernel(specialize(accumulate, name, **_bindings(curve)[0]), **options)
+    return _CAPPED[key]
