@@ -61,6 +61,7 @@ from numba_cuzk.curve import kernels as curve_kernels
 from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.curve.points import point_ops
 from numba_cuzk.field.target import local_u32
+from numba_cuzk.groth16.memory import flush_deferred_frees
 from numba_cuzk.msm import clear_cache, msm, result_shape, to_point, upload_bases
 from numba_cuzk.msm import kernels as K
 from numba_cuzk.msm.plan import make_plan
@@ -340,7 +341,8 @@ def bench_plans(curve, logs: list[int], variants: list[dict[str, int]], runs: in
               f"{params['closed_form_s']} s", flush=True)
         for overrides in [{}, *variants]:
             records.append(variant_record(curve, log_n, bases, d_scalars, want, runs, device, params, overrides))
-            clear_cache()  # one workspace per plan: drop this one before the next
+            clear_cache()  # one workspace per plan (2^27, c = 24: ~27 GB): freed before the next is made
+            flush_deferred_frees()
         common.write(records[first:], "msm", results)
         print(f"{curve.name} 2^{log_n}: {len(records) - first} plans [{time.perf_counter() - t0:.1f} s]", flush=True)
         del bases, d_scalars
