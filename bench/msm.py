@@ -29,14 +29,15 @@ them (the prover's 2^25-2^27). Usage:
                          [--sppark /tmp/sppark_msm] [--check-g1 25,26,27] [--sweep KEY=V1,V2,...] ...
 
 --sweep times each size again with msm's plan override KEY (window, chunk, segment, scatter or
-registers: see plan.py) set to each value, its result checked against the default plan's, recorded as
-msm_<curve>_logK_<KEY><V> (median of --runs, spread_pct, stages_ms); --variant KEY=V,KEY=V
-times one plan with several overrides together (msm_<curve>_logK_<KEY><V>_<KEY><V>); e.g. ``--g1 "" --g2 16,20,22 --sweep segment=16,32,128
---sweep chunk=16,64``; ``--sweep threads=64,256``: threads per block of every launch
-(kernels.THREADS); ``--sweep window_delta=-1,1``: the window bits each size's plan picks,
-plus each value (recorded as msm_<curve>_logK_window<c>), to check the cost model's
-choice at every size in one run. No recompilation (but registers, whose capped accumulate kernel compiles on first use): one
-run tunes them all.
+registers: see plan.py) set to each value, its result checked against the default plan's,
+recorded as msm_<curve>_logK_<KEY><V> (median of --runs, spread_pct, stages_ms); --variant
+KEY=V,KEY=V times one plan with several overrides together
+(msm_<curve>_logK_<KEY><V>_<KEY><V>); e.g. ``--g1 "" --g2 16,20,22 --sweep
+segment=16,32,128 --sweep chunk=16,64``; ``--sweep threads=64,256``: threads per block of
+every launch (kernels.THREADS); ``--sweep window_delta=-1,1``: the window bits each size's
+plan picks, plus each value (recorded as msm_<curve>_logK_window<c>), to check the cost
+model's choice at every size in one run. No recompilation (but for registers, whose capped
+accumulate kernel compiles on first use): one run tunes them all.
 
 --plans-only (bench_plans): for each size only the default plan and the --variant plans,
 each result checked against the closed form, device-throughput with the spread; e.g. the
