@@ -342,7 +342,7 @@ def bench_plans(curve, logs: list[int], variants: list[dict[str, int]], runs: in
               f"{params['closed_form_s']} s", flush=True)
         for overrides in [{}, *variants]:
             records.append(variant_record(curve, log_n, bases, d_scalars, want, runs, device, params, overrides))
-            clear_cache()  # one workspace per plan (2^27, c = 24: ~27 GB): freed before the next is made
+            clear_cache()  # one workspace per plan (2^27, c = 24: 37.5 GB): freed before the next is made
             flush_deferred_frees()
         common.write(records[first:], "msm", results)
         print(f"{curve.name} 2^{log_n}: {len(records) - first} plans [{time.perf_counter() - t0:.1f} s]", flush=True)
