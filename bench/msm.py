@@ -28,13 +28,22 @@ them (the prover's 2^25-2^27). Usage:
     python3 -m bench.msm [--out FILE] [--g1 16,18,20,22,24] [--g2 16,20,22] [--runs 5]
                          [--sppark /tmp/sppark_msm] [--check-g1 25,26,27] [--sweep KEY=V1,V2,...] ...
 
---sweep times each size again with msm's plan override KEY (window, chunk, segment or scatter: see
-plan.py) set to each value, its result checked against the default plan's, recorded as
-msm_<curve>_logK_<KEY><V>; e.g. ``--g1 "" --g2 16,20,22 --sweep segment=16,32,128
---sweep chunk=16,64``; ``--sweep threads=64,256``: threads per block of every launch
-(kernels.THREADS); ``--sweep window_delta=-1,1``: the window bits each size's plan picks,
-plus each value (recorded as msm_<curve>_logK_window<c>), to check the cost model's
-choice at every size in one run. No recompilation: one run tunes them all.
+--sweep times each size again with msm's plan override KEY (window, chunk, segment, scatter or
+registers: see plan.py) set to each value, its result checked against the default plan's,
+recorded as msm_<curve>_logK_<KEY><V> (median of --runs, spread_pct, stages_ms); --variant
+KEY=V,KEY=V times one plan with several overrides together
+(msm_<curve>_logK_<KEY><V>_<KEY><V>); e.g. ``--g1 "" --g2 16,20,22 --sweep
+segment=16,32,128 --sweep chunk=16,64``; ``--sweep threads=64,256``: threads per block of
+every launch (kernels.THREADS); ``--sweep window_delta=-1,1``: the window bits each size's
+plan picks, plus each value (recorded as msm_<curve>_logK_window<c>), to check the cost
+model's choice at every size in one run. No recompilation (but for registers, whose capped
+accumulate kernel compiles on first use): one run tunes them all.
+
+--plans-only (bench_plans): for each size only the default plan and the --variant plans,
+each result checked against the closed form, device-throughput with the spread; e.g. the
+2^27 H MSM's variants (bench/NOTES.md, issue 35 part 2):
+    python3 -m bench.msm --g1 24,27 --g2 "" --runs 3 --plans-only --variant scatter=1 \
+        --variant window=20,scatter=1 --variant registers=128 ...
 """
 
 from __future__ import annotations
@@ -53,6 +62,7 @@ from numba_cuzk.curve import kernels as curve_kernels
 from numba_cuzk.curve.params import G1, G2
 from numba_cuzk.curve.points import point_ops
 from numba_cuzk.field.target import local_u32
+from numba_cuzk.groth16.memory import flush_deferred_frees
 from numba_cuzk.msm import clear_cache, msm, result_shape, to_point, upload_bases
 from numba_cuzk.msm import kernels as K
 from numba_cuzk.msm.plan import make_plan
@@ -63,8 +73,9 @@ TABLE_LOG = 12
 ARK_CHECK = {"G1": (16, 20), "G2": (16,)}
 ARK_PEER = (16, 20)
 RATE_LOG, RATE_CHUNK = 20, 32
-# msm's plan overrides; threads per block; window bits relative to the plan's
-SWEEP_KEYS = ("window", "chunk", "segment", "scatter", "threads", "window_delta")
+PLAN_KEYS = ("window", "chunk", "segment", "scatter", "registers")  # msm's plan overrides (plan.py)
+# and threads per block; window bits relative to the plan's
+SWEEP_KEYS = (*PLAN_KEYS, "threads", "window_delta")
 
 
 @lru_cache(maxsize=None)
@@ -108,7 +119,7 @@ class BaseSet:
     def __init__(self, curve, max_log: int) -> None:
         self.curve = curve
         self.t1 = inputs.ark_multiples(curve, 1 << TABLE_LOG, 101)
-        self.t2 = inputs.ark_multiples(curve, max(1, 1 << (max_log - TABLE_LOG)), 202)
+        self.t2 = inputs.ark_multiples(curve, 1 << max(0, max_log - TABLE_LOG), 202)
         self.d1 = cuda.to_device(inputs.ark_points_to_limbs(self.t1, curve))
         self.d2 = cuda.to_device(inputs.ark_points_to_limbs(self.t2, curve))
 
@@ -172,10 +183,9 @@ def accumulate_launch(curve, bases, log_n: int = RATE_LOG):
                                              K.ONES_PER, chunks, points)
 
 
-def time_msm(bases, scalars, out, runs: int, **options) -> float:
+def time_msm(bases, scalars, out, runs: int) -> float:
     """Device ms of the MSM's kernels (CUDA events): the window sums, not their combination."""
-    return common.median(common.device_time_ms(lambda: msm(bases, scalars, out=out, **options), runs=runs,
-                                               warmup=2))
+    return common.median(common.device_time_ms(lambda: msm(bases, scalars, out=out), runs=runs, warmup=2))
 
 
 def stage_ms(bases, scalars, out, runs: int, **options) -> dict[str, float]:
@@ -195,7 +205,7 @@ def stage_ms(bases, scalars, out, runs: int, **options) -> dict[str, float]:
         msm(bases, scalars, out=out, mark=mark, **options)
         events[-1][1].synchronize()
         edges = [start] + [e for _, e in events]
-        per_run.append({stage: cuda.event_elapsed_time(a, b) for (stage, _), a, b in zip(events, edges, edges[1:])})
+        per_run.append({stage: a.elapsed_time(b) for (stage, _), a, b in zip(events, edges, edges[1:])})
     return {stage: round(common.median([run[stage] for run in per_run[1:]]), 3) for stage in per_run[0]}
 
 
@@ -263,11 +273,90 @@ def parse_sweep(items: list[str]) -> list[tuple[str, int]]:
     return out
 
 
+def parse_variant(spec: str) -> dict[str, int]:
+    """"window=20,scatter=1" -> {"window": 20, "scatter": 1}: one plan, its overrides together."""
+    overrides = {}
+    for item in spec.split(","):
+        key, _, value = item.partition("=")
+        if key not in PLAN_KEYS or not value.lstrip("-").isdigit() or key in overrides:
+            raise SystemExit(f"--variant wants KEY=V[,KEY=V...] with distinct KEYs in {PLAN_KEYS}, got {spec!r}")
+        overrides[key] = int(value)
+    return overrides
+
+
+def variant_name(overrides: dict[str, int]) -> str:
+    """{"window": 20, "scatter": 1} -> "window20_scatter1" (a record name's suffix)."""
+    return "_".join(f"{key}{value}" for key, value in overrides.items())
+
+
+def variant_record(curve, log_n: int, bases, d_scalars, want, runs: int, device: str, params: dict,
+                   overrides: dict[str, int], rate: float | None = None) -> dict:
+    """msm_<curve>_logK[_<variant>]: the plan with ``overrides`` (none: the plain plan), its
+    result equal to ``want`` (the closed form's, or the plain plan's) before it is timed
+    (device-throughput, median of ``runs`` after a warm-up, spread_pct = (max - min) /
+    median of them), stages_ms; floor_ms and vs_floor where the add ``rate`` (G/s) is known."""
+    n = 1 << log_n
+    plan = make_plan(n, **overrides)
+    out = cuda.device_array(result_shape(n, curve, plan.c), dtype=np.uint32)  # its window count
+    label = f"{curve.name} 2^{log_n} {variant_name(overrides) or 'plain'}"
+    if to_point(msm(bases, d_scalars, out=out, **overrides)) != want:
+        raise AssertionError(f"{label}: the result differs from the {params['checked']}")
+    times = common.device_time_ms(lambda: msm(bases, d_scalars, out=out, **overrides), runs=runs, warmup=1)
+    ms = common.median(times)
+    stages = stage_ms(bases, d_scalars, out, runs, **overrides)
+    plan_params = {"window": plan.c, "windows": plan.windows, "chunk": plan.chunk, "segment": plan.segment,
+                   "scatter_windows": plan.scatter_windows, "registers": plan.registers}
+    spread = {"runs": runs, "stat": "median", "spread_pct": round(100 * (max(times) - min(times)) / ms, 2),
+              "runs_ms": [round(t, 3) for t in times]}
+    floor = {}
+    if rate:
+        floor_ms = plan.windows * n / (rate * 1e9) * 1e3
+        floor = {"floor_ms": round(floor_ms, 3), "vs_floor": round(ms / floor_ms, 2)}
+    print(f"{label}: {ms:.2f} ms (spread {spread['spread_pct']}%), stages {stages}", flush=True)
+    name = "_".join(x for x in (f"msm_{curve.name.lower()}_log{log_n}", variant_name(overrides)) if x)
+    return common.record(name, ms, "ms", device, params | plan_params | spread | floor | {"stages_ms": stages},
+                         timing=common.DEVICE_THROUGHPUT)
+
+
+def bench_plans(curve, logs: list[int], variants: list[dict[str, int]], runs: int, device: str, rng,
+                results) -> list[dict]:
+    """--plans-only: per size, random scalars on bases resident on the device, the plain plan
+    and each of ``variants`` (plan overrides), each checked against the closed form and
+    timed (variant_record); no add rate, call-latency records, 0/1 scalars or peers. Each
+    size's records are written as soon as it is measured."""
+    records = []
+    base_set = BaseSet(curve, max(logs))
+    for log_n in logs:
+        first = len(records)
+        t0 = time.perf_counter()
+        n = 1 << log_n
+        bases = upload_bases(base_set.device(n), curve)
+        build_s = time.perf_counter() - t0
+        scalars = inputs.random_scalar_limbs(n, rng)
+        d_scalars = cuda.to_device(scalars)
+        t1 = time.perf_counter()
+        want = msm_check.closed_form(curve, scalars)
+        params = {"checked": "closed form (sum s_i k_i G)", "bases_build_s": round(build_s, 1),
+                  "closed_form_s": round(time.perf_counter() - t1, 1), "scalars": "random, device"}
+        print(f"{curve.name} 2^{log_n}: bases built in {build_s:.1f} s, closed form in "
+              f"{params['closed_form_s']} s", flush=True)
+        for overrides in [{}, *variants]:
+            records.append(variant_record(curve, log_n, bases, d_scalars, want, runs, device, params, overrides))
+            clear_cache()  # one workspace per plan (2^27, c = 24: 37.5 GB): freed before the next is made
+            flush_deferred_frees()
+        common.write(records[first:], "msm", results)
+        print(f"{curve.name} 2^{log_n}: {len(records) - first} plans [{time.perf_counter() - t0:.1f} s]", flush=True)
+        del bases, d_scalars
+    return records
+
+
 def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng, results,
-                sweep: list[tuple[str, int]] = (), sppark: str | None = None, arkworks: bool = True) -> list[dict]:
+                sweep: list[tuple[str, int]] = (), sppark: str | None = None, arkworks: bool = True,
+                variants: list[dict[str, int]] = ()) -> list[dict]:
     """Records of one curve, each size's appended to ``results`` as soon as it is measured
     (a run cut short by a time limit keeps what it measured); ``arkworks``: check against
-    arkworks and time it at ARK_CHECK's and ARK_PEER's sizes."""
+    arkworks and time it at ARK_CHECK's and ARK_PEER's sizes; ``sweep`` and ``variants``:
+    plans timed after the default one (variant_record)."""
     records = []
     base_set = BaseSet(curve, max(max(logs), RATE_LOG))
     name = curve.name.lower()
@@ -339,27 +428,17 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
             ms_b = time_msm(bases, d_b, out, runs)
             records.append(common.record(f"msm_{name}_log{log_n}_bits", ms_b, "ms", device,
                                          params | {"share_01": 0.9}, timing=common.DEVICE_THROUGHPUT))
+        plans = []
         for key, value in sweep:
             if key == "window_delta":
                 key, value = "window", make_plan(n).c + value
             if key == "threads":
                 records.append(block_size_record(bases, d_scalars, out, got, runs, value, name, log_n, device, params))
                 continue
-            override = make_plan(n, **{key: value})
-            out_s = cuda.device_array(result_shape(n, curve, override.c), dtype=np.uint32)  # its window count
-            if to_point(msm(bases, d_scalars, out=out_s, **{key: value})) != got:
-                raise AssertionError(f"{curve.name} 2^{log_n}: {key}={value} differs from the default plan")
-            ms_s = time_msm(bases, d_scalars, out_s, runs, **{key: value})
-            stages_s = stage_ms(bases, d_scalars, out_s, runs, **{key: value})
-            floor_s = override.windows * n / (rate * 1e9) * 1e3
-            records.append(common.record(
-                f"msm_{name}_log{log_n}_{key}{value}", ms_s, "ms", device,
-                params | {"window": override.c, "windows": override.windows, "chunk": override.chunk,
-                          "segment": override.segment, "scatter_windows": override.scatter_windows,
-                          "floor_ms": round(floor_s, 3),
-                          "vs_floor": round(ms_s / floor_s, 2), "stages_ms": stages_s},
-                timing=common.DEVICE_THROUGHPUT))
-            print(f"{curve.name} 2^{log_n} {key}={value}: {ms_s:.2f} ms, stages {stages_s}", flush=True)
+            plans.append({key: value})
+        for overrides in plans + list(variants):
+            records.append(variant_record(curve, log_n, bases, d_scalars, got, runs, device,
+                                          params | {"checked": "default plan's result"}, overrides, rate))
             clear_cache()  # one workspace per plan: drop the swept one
         common.write(records[first:], "msm", results)
         print(f"{curve.name} 2^{log_n}: {ms:.2f} ms (floor {floor:.2f}) [{time.perf_counter() - t0:.1f} s]", flush=True)
@@ -441,9 +520,18 @@ def main(argv=None) -> None:
     parser.add_argument("--check-g1", default="", help="G1 sizes only checked against the closed form (e.g. 25,26,27)")
     parser.add_argument("--check-g2", default="", help="G2 sizes only checked against the closed form")
     parser.add_argument("--sweep", action="append", default=[],
-                        help="KEY=V1,V2 (window, chunk, segment, scatter, threads, window_delta)")
+                        help="KEY=V1,V2 (window, chunk, segment, scatter, registers, threads, window_delta)")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="KEY=V[,KEY=V...]: one plan with all these overrides (window, chunk, segment, scatter, "
+                             "registers), timed after the default plan")
+    parser.add_argument("--plans-only", action="store_true",
+                        help="only the default plan and the --variant plans of each size, each checked against the "
+                             "closed form (bench_plans): no add rate, call-latency records, 0/1 scalars or peers")
     args = parser.parse_args(argv)
     sweep = parse_sweep(args.sweep)
+    variants = [parse_variant(spec) for spec in args.variant]
+    if args.plans_only and (sweep or args.sppark or args.check_g1 or args.check_g2):
+        parser.error("--plans-only takes --variant plans only (no --sweep, --sppark or --check-*)")
     device = common.gpu_name()
     rng = np.random.default_rng(2026)
     t0 = time.perf_counter()
@@ -451,9 +539,11 @@ def main(argv=None) -> None:
     records = []
     for curve, sizes, bits in ((G1, args.g1, True), (G2, args.g2, False)):
         logs = [int(x) for x in sizes.split(",") if x]
-        if logs:
+        if logs and args.plans_only:
+            records += bench_plans(curve, logs, variants, args.runs, device, rng, out)
+        elif logs:
             records += bench_curve(curve, logs, args.runs, device, bits, rng, out, sweep, args.sppark,
-                                   not args.no_arkworks)
+                                   not args.no_arkworks, variants)
     for curve, sizes in ((G1, args.check_g1), (G2, args.check_g2)):
         check_sizes(curve, [int(x) for x in sizes.split(",") if x], rng)
     path = out

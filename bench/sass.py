@@ -11,7 +11,8 @@ each kernel's top 12. Needs a GPU and nvdisasm on PATH.
     python3 -m bench.sass --out DIR
 
 ``--local``: no GPU. Each hot kernel (``local_kernels``: the NTT passes, the MSM's
-classify, scatter, accumulate and reduce per curve, bench/field.py's products) is
+classify, scan, scatter, accumulate (and G1's register-capped instances) and reduce per
+curve, the bit split's scatter_indexed and tile_offsets, bench/field.py's products) is
 compiled to PTX for sm_90 (H200) with its decorator's options (launch_bounds) and the
 argument types its production launch gives it, assembled by ``ptxas -arch=sm_90 -O3 -v``
 and disassembled by ``nvdisasm``, both from PATH (here: PATH=/opt/cudatools:$PATH). The
@@ -49,6 +50,7 @@ from numba_cuzk.ntt import kernels as ntt_kernels
 
 _OPCODE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", re.M)
 CC = (9, 0)  # the H200's compute capability: --local's target
+REGISTER_CAPS = (128, 96)  # accumulate_g1's capped instances listed by --local (plan.registers)
 _USAGE = re.compile(r"Compiling entry function '(?P<entry>[^']+)'.*?Function properties for (?P=entry)\s+"
                     r"(?P<stack>\d+) bytes stack frame, (?P<spill_stores>\d+) bytes spill stores, "
                     r"(?P<spill_loads>\d+) bytes spill loads.*?Used (?P<registers>\d+) registers", re.S)
@@ -93,11 +95,14 @@ def local_kernels() -> dict[str, tuple[object, tuple]]:
     from bench.field import _kernels as field_kernels
     from numba_cuzk.curve.params import G1, G2
     from numba_cuzk.field.params import FQ, FR
+    from numba_cuzk.msm.bits import tile_offsets
+    from numba_cuzk.msm.indexed import scatter_indexed
 
     def u32(rows: int, *, order: str = "C") -> np.ndarray:
         return np.zeros((rows, 2), np.uint32, order=order)
 
     i32, kinds, table = np.zeros((2, 2), np.int32), np.zeros(2, np.uint8), u32(FR.limbs)
+    i32_1d = np.zeros(2, np.int32)
     batch = np.zeros((2, FR.limbs, 2), np.uint32)
     # (src, dst, twiddles, pre, post, roots, log_n, log_r, log_j, log_ns, mode)
     ntt_args = (batch, batch, table, table, table, table, 0, 0, 0, 0, 0)
@@ -111,12 +116,18 @@ def local_kernels() -> dict[str, tuple[object, tuple]]:
         "scan": (K.scan, (i32, 0, i32, i32, i32, i32)),  # (counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets)
         # (scalars, montgomery, c, first, stop, kinds, offsets, cursors, entries)
         "scatter": (K.scatter, (u32(FR.limbs), True, 0, 0, 0, kinds, i32, i32, u32(2))),
+        # + (indices, offset)
+        "scatter_indexed": (scatter_indexed, (u32(FR.limbs), True, 0, 0, 0, kinds, i32, i32, u32(2), i32_1d, 0)),
+        "tile_offsets": (tile_offsets, (i32, i32, i32_1d)),  # (counts, offsets, totals)
     }
     for curve in (G1, G2):
         kernels, points, suffix = K.POINT_KERNELS[curve.name], u32(4 * curve.limbs), curve.name.lower()
         # (bases: point-major, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points)
-        values[f"accumulate_{suffix}"] = (kernels["accumulate"], (
-            u32(2 * curve.limbs, order="F"), u32(2), i32, i32, 0, kinds, 0, 0, points))
+        accumulate_args = (u32(2 * curve.limbs, order="F"), u32(2), i32, i32, 0, kinds, 0, 0, points)
+        values[f"accumulate_{suffix}"] = (kernels["accumulate"], accumulate_args)
+        if curve is G1:  # plan.registers' variants (the accumulation capped)
+            for cap in REGISTER_CAPS:
+                values[f"accumulate_{suffix}_r{cap}"] = (K.accumulate_kernel(curve, cap), accumulate_args)
         # (points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, first, count, per, dst, out)
         values[f"reduce_{suffix}"] = (kernels["reduce"], (points, i32, i32, *[0] * 10, points))
     for name, params in (("fr_mul", FR), ("fq_mul", FQ), ("fq2_mul", None)):  # (a, b, chain)

@@ -52,6 +52,7 @@ from numba_cuzk.field.target import fill_zero, local_u32
 from numba_cuzk.kernel_cache import gpu_kernel, specialize
 from numba_cuzk.msm import kernels as K
 from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, scalar_kind
+from numba_cuzk.msm.kernels import SCAN_THREADS, block_prefix
 from numba_cuzk.msm.pippenger import Bases, WindowSums, Workspace, msm
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
@@ -64,9 +65,6 @@ TILE = 256
 # partial sums for the levels (~0.7 M XYZZ additions, ~1% of the 1s' mixed ones).
 # (Tests pass 3: several items and levels.)
 SELECTED_PER = 256
-# 256, not 1024: at 1024 threads the scan kernel's registers exceed the SM's 64 K
-# (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES on the H200); 2^19 tiles are 2048 per thread.
-SCAN_THREADS = 1 if SIMULATOR else 256
 ONES, OTHERS = 0, 1  # columns of counts, offsets and totals
 DENSE_ROWS = 4  # density maps kept: one per witness query (A, B1, B2, C)
 
@@ -131,28 +129,10 @@ def tile_counts(kinds, tile, counts):
         counts[t, 1] = others
 
 
-@cuda.jit(device=True)
-def _block_prefix(shared, t, value):
-    """This thread's exclusive prefix of ``value`` over the block (Hillis-Steele)."""
-    shared[t] = value
-    cuda.syncthreads()
-    step = 1
-    while step < SCAN_THREADS:
-        a = int32(0)
-        if t >= step:
-            a = shared[t - step]
-        cuda.syncthreads()
-        shared[t] += a
-        cuda.syncthreads()
-        step *= 2
-    prefix = shared[t] - value
-    cuda.syncthreads()
-    return prefix
-
-
 @gpu_kernel
 def tile_offsets(counts, offsets, totals):
-    """One block: offsets[:, k] <- exclusive prefix sums of counts[:, k], totals[k] <- sums."""
+    """One block of kernels.SCAN_THREADS: offsets[:, k] <- exclusive prefix sums of
+    counts[:, k], totals[k] <- sums (2^27 scalars: 2^19 tiles, 2048 per thread)."""
     shared = cuda.shared.array(SCAN_THREADS, int32)
     t = cuda.threadIdx.x
     n = counts.shape[0]
@@ -163,7 +143,7 @@ def tile_offsets(counts, offsets, totals):
         total = int32(0)
         for j in range(start, stop):
             total += counts[j, k]
-        run = _block_prefix(shared, t, total)
+        run = block_prefix(shared, t, total)
         for j in range(start, stop):
             offsets[j, k] = run
             run += counts[j, k]

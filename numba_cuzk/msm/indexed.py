@@ -14,15 +14,13 @@ reads base j for scalar j, adds nothing.
 from __future__ import annotations
 
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
-from numba import cuda, int32, int64, uint32
+from numba import cuda, int64, uint32
 
 from numba_cuzk.field.scalars import N, load_scalar
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.kernel_cache import gpu_kernel
-from numba_cuzk.msm.digits import KIND_OTHER, signed_digit
-
-_U30 = uint32(30)
-_U31 = uint32(31)
+from numba_cuzk.msm.digits import KIND_OTHER
+from numba_cuzk.msm.kernels import scatter_digits
 
 
 @gpu_kernel
@@ -35,13 +33,7 @@ def scatter_indexed(scalars, montgomery, c, first, stop, kinds, offsets, cursors
             continue
         load_scalar(k, scalars, i, montgomery)
         index = uint32(int64(indices[i]) - int64(offset))
-        for w in range(first, stop):
-            d = signed_digit(k, w, c)
-            if d != 0:
-                b = abs(d) - 1
-                slot = cuda.atomic.add(cursors, (w, b), int32(1))
-                last = slot == offsets[w, b + 1] - 1
-                entries[w, slot] = index | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
+        scatter_digits(k, c, first, stop, index, offsets, cursors, entries)
 
 
 def scatter_indexed_reference(kinds, digits, indices, offset):

@@ -48,8 +48,10 @@ from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, scalar_kind, signed_digi
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 THREADS = 4 if SIMULATOR else 128  # per block: point kernels (G1 ~ 200 registers per thread)
 SIM_BLOCKS = 2  # grid of the grid-stride kernels in the simulator (the GPU covers all items)
-# per block of the scan (static shared arrays). One in the simulator, whose syncthreads
-# costs ~10 ms; the block scan then reduces to the serial loops (GPU tests cover the rest).
+# per block of the scans (scan here, bits.tile_offsets; static shared arrays). One in the
+# simulator, whose syncthreads costs ~10 ms; the block scan then reduces to the serial
+# loops (GPU tests cover the rest). 256, not 1024: at 1024 threads tile_offsets' registers
+# exceed the SM's 64 K (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES on the H200).
 SCAN_THREADS = 1 if SIMULATOR else 256
 # Buckets per reduce thread: a window of B buckets gets B / SEGMENT_BUCKETS threads (2^20:
 # 1024 per window, 16384 in all), each ~2 * 32 additions in a row plus ~1.5 c for its
@@ -114,9 +116,9 @@ def partials(offset, count, chunk):
 
 
 @cuda.jit(device=True)
-def _block_prefix(totals, t, value):
-    """This thread's exclusive prefix of ``value`` over the block (Hillis-Steele over the
-    shared ``totals``); every thread must call it."""
+def block_prefix(totals, t, value):
+    """This thread's exclusive prefix of ``value`` over a block of SCAN_THREADS (Hillis-Steele
+    over the shared ``totals``, SCAN_THREADS int32); every thread must call it."""
     totals[t] = value
     if SCAN_THREADS > 1:
         cuda.syncthreads()
@@ -143,14 +145,14 @@ def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets, 
     total = int32(0)
     for b in range(start, stop):
         total += counts[w, b]
-    run = _block_prefix(totals, t, total)
+    run = block_prefix(totals, t, total)
     partial_total = int32(0)
     o = run
     for b in range(start, stop):
         x = counts[w, b]
         partial_total += partials(o, x, chunk)
         o += x
-    partial_run = _block_prefix(totals, t, partial_total)
+    partial_run = block_prefix(totals, t, partial_total)
     for b in range(start, stop):
         x = counts[w, b]
         offsets[w, b] = run
@@ -178,17 +180,26 @@ def scatter(scalars, montgomery, c, first, stop, kinds, offsets, cursors, entrie
         if kinds[i] != KIND_OTHER:
             continue
         load_scalar(k, scalars, i, montgomery)
-        for w in range(first, stop):
-            d = signed_digit(k, w, c)
-            if d != 0:
-                b = abs(d) - 1
-                slot = cuda.atomic.add(cursors, (w, b), int32(1))
-                last = slot == offsets[w, b + 1] - 1
-                entries[w, slot] = uint32(i) | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
+        scatter_digits(k, c, first, stop, uint32(i), offsets, cursors, entries)
+
+
+@cuda.jit(device=True)
+def scatter_digits(k, c, first, stop, index, offsets, cursors, entries):
+    """Scalar ``k``'s (N uint32 limbs, canonical) entries for windows first <= w < stop:
+    ``index`` (uint32, its base) | (d_w < 0) << 31 at the next slot of bucket |d_w| - 1,
+    with LAST_BIT in the bucket's last slot (scatter's and indexed.scatter_indexed's)."""
+    for w in range(first, stop):
+        d = signed_digit(k, w, c)
+        if d != 0:
+            b = abs(d) - 1
+            slot = cuda.atomic.add(cursors, (w, b), int32(1))
+            last = slot == offsets[w, b + 1] - 1
+            entries[w, slot] = index | (uint32(d < 0) << _U31) | (uint32(last) << _U30)
 
 
 # accumulate and reduce, the point kernels, exist once per curve: accumulate_g1,
-# accumulate_g2, reduce_g1, reduce_g2 (POINT_KERNELS, built by _point_kernels below). The
+# accumulate_g2, reduce_g1, reduce_g2 (POINT_KERNELS, built by _point_kernels below), and
+# on demand accumulate_g1_r<N>, register-capped (accumulate_kernel). The
 # templates read the names declared here, which kernel_cache.specialize binds per instance
 # to the curve's values (a copy of this module's globals with the bindings on top): the
 # values below are placeholders that no kernel is compiled with. On the GPU G2's are over
@@ -226,7 +237,8 @@ def entry(entries, kinds, w, s):
 
 
 def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points):
-    """Template of accumulate_g1 and accumulate_g2 (_point_kernels).
+    """Template of accumulate_g1 and accumulate_g2 (_point_kernels), and of the
+    register-capped accumulate_g1_r<N> / _g2_r<N> (accumulate_kernel).
 
     Item g < ones0 = windows * max_chunks: run r of window w (g = w * max_chunks + r), its
     entries [r chunk, (r + 1) chunk) in bucket order; the partial sum of each bucket
@@ -448,6 +460,18 @@ def reduce(points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, 
 # an edit of the formulas; the simulator rejects launch_bounds.
 
 
+def _bindings(curve: CurveParams) -> tuple[dict, int]:
+    """(the names the point templates take from ``specialize`` for ``curve``, threads per
+    point)."""
+    P = point_ops(curve, pair=curve.degree == 2 and not SIMULATOR)
+    bindings = dict(
+        X=4 * P.limbs, A=2 * P.limbs, LANES=P.lanes, load=P.load, store=P.store, xyzz_neg=P.xyzz_neg,
+        xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed,
+        add_unless_equal=P.xyzz_add_unless_equal, dbl=P.xyzz_dbl, base_in_memory=curve.degree == 1,
+    )
+    return bindings, P.lanes
+
+
 def _point_kernels(curve: CurveParams) -> dict:
     """{"accumulate": accumulate_gN, "reduce": reduce_gN, "lanes": threads per point} for
     ``curve``: G1 one thread per point, G2 a lane pair (point_ops(G2, pair=True)). The
@@ -455,16 +479,28 @@ def _point_kernels(curve: CurveParams) -> dict:
     take 7 s instead of 0.05: there G2 keeps one thread per point, its bases loaded as the
     pair's are (the pair arithmetic is tested on its own: tests/field/test_device.py and
     tests/curve/test_points.py, G2-pair)."""
-    P = point_ops(curve, pair=curve.degree == 2 and not SIMULATOR)
-    bindings = dict(
-        X=4 * P.limbs, A=2 * P.limbs, LANES=P.lanes, load=P.load, store=P.store, xyzz_neg=P.xyzz_neg,
-        xyzz_set_identity=P.xyzz_set_identity, add_mixed=P.xyzz_add_mixed,
-        add_unless_equal=P.xyzz_add_unless_equal, dbl=P.xyzz_dbl, base_in_memory=curve.degree == 1,
-    )
+    bindings, lanes = _bindings(curve)
     suffix = curve.name.lower()
     kernels = {name: gpu_kernel(specialize(template, f"{name}_{suffix}", **bindings))
                for name, template in (("accumulate", accumulate), ("reduce", reduce))}
-    return {**kernels, "lanes": P.lanes}
+    return {**kernels, "lanes": lanes}
 
 
 POINT_KERNELS = {curve.name: _point_kernels(curve) for curve in (G1, G2)}
+_CAPPED: dict = {}
+
+
+def accumulate_kernel(curve: CurveParams, registers: int | None = None):
+    """The accumulate instance of ``curve``: POINT_KERNELS' (``registers`` None), or
+    ``accumulate_<curve>_r<registers>``, compiled with ptxas's register cap (plan.registers:
+    a sweep's occupancy variant, built on first use; at 168 registers an SM holds 3 blocks
+    of 128 threads, 4 at <= 128, 5 at <= 96, the rest spilled to local memory). The
+    simulator has no register cap: there the instance is compiled without it."""
+    if registers is None:
+        return POINT_KERNELS[curve.name]["accumulate"]
+    key = (curve.name, registers)
+    if key not in _CAPPED:
+        name = f"accumulate_{curve.name.lower()}_r{registers}"
+        options = {} if SIMULATOR else {"max_registers": registers}
+        _CAPPED[key] = gpu_kernel(specialize(accumulate, name, **_bindings(curve)[0]), **options)
+    return _CAPPED[key]

@@ -40,6 +40,13 @@ ms): G1 2^24 (67 MB a window) 22.1 in one launch, 12.5 two windows a
 launch, 11.7 one; G1 2^20 (4 MB) 0.74 / 0.55 / 0.90; G2 2^16 (0.26 MB) 0.13 / 0.55 /
 1.03. Past 2^24 (unmeasured: a window far beyond L2, the scalars read once more per
 window) one launch as before. Override ``scatter`` to tune (bench/msm.py --sweep).
+
+Registers: a cap on the accumulation kernel's registers per thread (None: ptxas's own
+choice, 168 for G1). The accumulation is latency-bound (ncu: 2.93 warps per scheduler,
+IPC 1.22 of 4, a fixed-latency dependency its top stall), so more warps per SM may beat
+the local-memory traffic of what the cap spills: 128 registers let an SM hold 4 blocks of
+128 threads instead of 3, 96 five. A sweep's option (kernels.accumulate_kernel compiles a
+capped instance on first use), not a cost-model choice.
 """
 
 from __future__ import annotations
@@ -58,6 +65,7 @@ MIN_CHUNK, MAX_CHUNK = 8, 256
 RUN_BUCKETS = 4  # mean buckets per run (see Chunks above)
 MIN_RUNS = 1 << 16  # runs of all windows, at least
 SCATTER_BYTES = 32 << 20  # entries a scatter launch writes (see Scatter above)
+MIN_REGISTERS, MAX_REGISTERS = 64, 255  # the accumulation's register cap (see Registers above)
 
 
 @dataclass(frozen=True)
@@ -65,13 +73,14 @@ class Plan:
     """c: window bits; windows: ceil(256 / c); buckets: 2^(c-1) per window;
     chunk: the points one accumulation thread sums (a run); max_chunks: bound on the
     partial sums of one window (each run gives one, plus one per bucket that begins
-    inside a run: <= ceil(n / chunk) + buckets); segment, scatter: see above."""
+    inside a run: <= ceil(n / chunk) + buckets); segment, scatter, registers: see above."""
 
     n: int
     c: int
     chunk: int
     segment: int | None = None
     scatter: int | None = None
+    registers: int | None = None
 
     @property
     def scatter_windows(self) -> int:
@@ -107,9 +116,9 @@ def best_window(n: int) -> int:
 
 
 def make_plan(n: int, window: int | None = None, chunk: int | None = None, segment: int | None = None,
-              scatter: int | None = None) -> Plan:
-    """The plan for n scalars; ``window``, ``chunk``, ``segment`` and ``scatter`` override
-    the choices (tuning)."""
+              scatter: int | None = None, registers: int | None = None) -> Plan:
+    """The plan for n scalars; ``window``, ``chunk``, ``segment``, ``scatter`` and
+    ``registers`` override the choices (tuning)."""
     c = best_window(n) if window is None else window
     if not MIN_BITS <= c <= MAX_BITS:
         raise ValueError(f"window bits must be in [{MIN_BITS}, {MAX_BITS}], got {c}")
@@ -124,4 +133,6 @@ def make_plan(n: int, window: int | None = None, chunk: int | None = None, segme
         raise ValueError(f"segment must be a power of two, got {segment}")
     if scatter is not None and scatter < 1:
         raise ValueError(f"scatter must be >= 1 windows per launch, got {scatter}")
-    return Plan(n=n, c=c, chunk=chunk, segment=segment, scatter=scatter)
+    if registers is not None and not MIN_REGISTERS <= registers <= MAX_REGISTERS:
+        raise ValueError(f"registers must be in [{MIN_REGISTERS}, {MAX_REGISTERS}], got {registers}")
+    return Plan(n=n, c=c, chunk=chunk, segment=segment, scatter=scatter, registers=registers)

@@ -5,7 +5,8 @@ Bases B_i = (i + 1) G (fixed_base_mul: no MSM code involved) make sum s_i B_i eq
 products split in 14-bit halves of i + 1, summed in uint64 over blocks that cannot
 overflow). Checked: the plain MSM at 2^24-2^27 (H's plans, c = 20-22, random scalars),
 G2 at 2^24 (the streamed B2 chunks' plan), and the bit/tail split at 2^27 (bit_heavy's
-share of 1s, a tail of 2^16: the tail plan c = 13). On a GPU only (-m gpu): one H200
+share of 1s, a tail of 2^16: the tail plan c = 13), and bench.msm's plan variants at
+2^20 (window, scatter, register cap). On a GPU only (-m gpu): one H200
 holds 2^27 G1 bases (12.9 GB) and fixed_base_mul's scratch (25.8 GB).
 """
 
@@ -88,3 +89,19 @@ def test_bit_tail_split_at_2_27_against_closed_form(g1_bases):
     out = cuda.device_array((2, 4 * G1.limbs, plan.windows), dtype=np.uint32)
     got = to_point(split.msm(g1_bases, out, Workspace(G1, plan, host_scalars=False), 0))
     assert got == Curve(G1).mul(G1.generator, weighted_sum(scalars))
+
+
+@pytest.fixture(scope="module")
+def g1_bases_2_20():
+    return multiples_of_g(G1, 1 << 20)
+
+
+@pytest.mark.parametrize("overrides", [{"registers": 128}, {"registers": 96}, {"window": 18, "scatter": 1},
+                                       {"window": 14, "scatter": 2, "registers": 128}], ids=str)
+def test_plan_variants_at_2_20_against_closed_form(g1_bases_2_20, overrides):
+    """bench.msm --plans-only's variants (plan.registers' capped accumulation among them:
+    its spills run only on the device) at 2^20."""
+    n = 1 << 20
+    scalars = inputs.random_scalar_limbs(n, np.random.default_rng(20))
+    got = to_point(msm(g1_bases_2_20, cuda.to_device(scalars), **overrides))
+    assert got == Curve(G1).mul(G1.generator, weighted_sum(scalars)), f"plan {make_plan(n, **overrides)}"

@@ -2,7 +2,7 @@
 py-arkworks-bls12381, on random inputs and every edge case: zero scalars, scalars >= r,
 Montgomery scalars, the identity among bases, repeated bases, all-equal scalars (one giant
 bucket), mostly-0/1 scalars (the fast path), a single point, n not a power of two, n = 0,
-fewer scalars than bases, window/chunk/segment overrides, and a preallocated ``out``.
+fewer scalars than bases, window/chunk/segment/scatter/registers overrides, and a preallocated ``out``.
 
 ``backend``: "cpu" (numpy arrays: the CPU backend) and "gpu" (device arrays, marked gpu:
 the simulator in CI with tens of points, the H200 with -m gpu up to 2^16 + 3).
@@ -155,6 +155,20 @@ def test_segment_override():
     assert run("gpu", bases, values, window=6, segment=16) == expect(G1, pts, values)
     with pytest.raises(ValueError):
         make_plan(16, segment=3)
+
+
+def test_registers_override():
+    """A register cap on the accumulation (its own kernel instance; the simulator compiles
+    it without the cap) gives the plain result; caps outside [64, 255] are refused."""
+    pts = inputs.multiples(G1, N, random.Random(16))
+    rng = random.Random(12)
+    values = [rng.randrange(inputs.R) for _ in range(N)]
+    bases = bases_for("gpu", pts, G1)
+    assert run("gpu", bases, values, window=5, registers=128) == expect(G1, pts, values)
+    assert make_plan(16, registers=128).registers == 128 and make_plan(16).registers is None
+    for bad in (32, 256):
+        with pytest.raises(ValueError, match="registers"):
+            make_plan(16, registers=bad)
 
 
 def test_scatter_override():
