@@ -180,8 +180,10 @@ def _codec() -> None:
 
 
 def _only(kernels: frozenset[str], fn: Callable, *args) -> None:
-    """fn(*args) compiling ``kernels`` alone (kernel_cache.compile_only)."""
-    with kernel_cache.compile_only(kernels):
+    """fn(*args) compiling ``kernels`` alone (kernel_cache.compile_only). Nothing runs, so
+    a proof's epilogue refuses what the host reads back (ValueError, after the launches:
+    the split's sums are a heavy task's); a compile's error is raised."""
+    with kernel_cache.compile_only(kernels), contextlib.suppress(ValueError):
         fn(*args)
 
 

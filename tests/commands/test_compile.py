@@ -106,3 +106,22 @@ def test_every_gpu_kernel_a_command_launches_is_on_compile_s_paths():
     assert not launched & precompile.NO_COMMAND_LAUNCHES
     assert {"gpu_pass_radix4_r4", "gpu_pass_radix4_r6", "gpu_pass_radix4_r8", "sum_selected_g2", "mul_sub_fq",
             "batch_inverse_fq"} <= launched
+
+
+@pytest.mark.skipif(not SIMULATOR, reason="stands in for the compile with simulated device arrays")
+def test_each_heavy_task_reaches_its_kernel_and_ends(monkeypatch):
+    """A heavy task's run under compile_only (its kernel's compile recorded instead of
+    made; nothing else launched) reaches its kernel and ends: the garbage a proof's
+    epilogue then refuses (the split's sums run along a proof) is no error of the task."""
+    compiled = []
+
+    def compile_named(self, *args):
+        if self.dispatcher.py_func.__qualname__ in kernel_cache._compile_only:
+            compiled.append(self.dispatcher.py_func.__qualname__)
+
+    monkeypatch.setattr(kernel_cache.GpuKernel, "_compile", compile_named)
+    for kind in precompile._HEAVY_GPU:
+        for curve in ("G1", "G2"):
+            name = f"{kind}_{curve.lower()}"
+            precompile._only(frozenset({name}), *precompile._heavy_run(kind, curve))
+            assert name in compiled, name
