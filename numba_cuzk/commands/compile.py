@@ -20,8 +20,10 @@ of the fixed-radix sizes, selfcheck's checks):
     gpu_prove    once the GPU tasks are done      light kernels left, and a check that
                                                   all work (heavy kernels from the cache)
 
-Every kernel a command launches is on one of these runs; NO_COMMAND_LAUNCHES lists the
-GPU kernels that are not (their CPU twins likewise: a Python caller compiles them).
+Every kernel a command launches is on one of these runs, and the bit/tail split's, which
+only the Python API and the engine's config launch (Prover(tail=), EngineConfig.tail: the
+PoRep path's); NO_COMMAND_LAUNCHES lists the GPU kernels that are not (their CPU twins
+likewise: a Python caller compiles them).
 
 Tasks start longest first, as a process frees up; a task waits only for the ones it
 needs. Without a GPU only the CPU tasks run.
@@ -155,9 +157,9 @@ NO_COMMAND_LAUNCHES = frozenset({
 
 
 def gpu_paths() -> list[tuple[Callable, tuple]]:
-    """(function, arguments): the tiny runs whose launches are every GPU kernel a command
-    launches (but NO_COMMAND_LAUNCHES): the light kernels' tasks compile along all of them,
-    and commands/ahead records its argument types along them."""
+    """(function, arguments): the tiny runs whose launches are every GPU kernel but
+    NO_COMMAND_LAUNCHES (every command's and the split's): the light kernels' tasks compile
+    along all of them, and commands/ahead records its argument types along them."""
     curves = [(fn, (curve, True)) for curve in ("G1", "G2") for fn in (_check, _msm, _setup)]
     return curves + [(_prove, (True,)), (_prove, (True, _TINY_TAIL)), (_ntt, (True,)), (_selfcheck, (True,))]
 
