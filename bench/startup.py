@@ -3,7 +3,7 @@ warm kernel cache, and `numba-cuzk compile` with an empty one; with --oneshot, a
 `prove` of a circom circuit against `snarkjs groth16 prove`, as users run them.
 
     python3 -m bench.startup [--cpu] [--log 14] [--runs 3] [--compile-runs N] [--no-first] [--no-compile]
-        [--warm-cache DIR] [--out FILE]
+        [--warm-cache DIR] [--no-bytecode N] [--profile FILE] [--out FILE]
     python3 -m bench.startup --oneshot [--cpu] [--sizes 14,16] [--runs 5] [--dir build/bench-snarkjs] [--out FILE]
 
 --oneshot: for each size 2^K, bench/snarkjs.py's chain circuit (circom2, `snarkjs wtns
@@ -17,13 +17,23 @@ GPU, warm cache), the median of the runs, the spread and the last run's steps in
 params.timing "call-latency", snarkjs's median as the peer "(same run)".
 
 Each figure is a subprocess's wall time, from the interpreter's start (`python -c` running
-the CLI) to the proof written, for a 2^log-constraint MiMC circuit whose zkey
+the CLI) to the process gone, for a 2^log-constraint MiMC circuit whose zkey
 `numba-cuzk setup` wrote (points checked: not --trusted). With an empty cache on a GPU
 machine, `prove` compiles every GPU kernel in parallel processes before it proves
 (cli._compile_first); that is in the _first figure. Records (results.md):
 cold_prove_logK_first (empty cache), cold_prove_logK (warm cache; median of --runs, the
 spread and the time by step in params), compile_all_s (empty cache); `_cpu` suffixed
 with --cpu. Each empty cache is a fresh folder, so the runs do not warm each other.
+--no-compile uses --warm-cache as it is (compiled or installed from an archive already).
+
+As a user's processes run: with the bytecode cache (an installed package has its .pyc
+files), so PYTHONDONTWRITEBYTECODE is dropped from the processes' environment (the GPU
+machine sets it; PYTHONPYCACHEPREFIX is kept). params.process_ms splits the median run:
+``interpreter`` (spawn to the CLI's first line), ``command`` (its imports, the steps and
+the output, to the last atexit callback) and ``exit`` (from there to the process gone),
+with ``steps`` (their sum). --no-bytecode N adds N runs without the bytecode cache
+(params.no_bytecode_runs_s): what the processes of a tree without .pyc files pay.
+--profile FILE: one more warm prove under cProfile.
 """
 
 from __future__ import annotations
@@ -36,22 +46,62 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench.common import CALL_LATENCY, cpu_name, record, write
 
-CLI = [sys.executable, "-c", "from numba_cuzk.cli import app; app()"]
+MARKS = "startup-marks "  # the CLI process's own times, its last line on stderr
+# The CLI, which prints time.monotonic() (one clock for every process of the machine) at
+# its first line and at its last atexit callback (registered first, so it runs last).
+CLI = [sys.executable, "-c", "import time; first = time.monotonic(); import atexit, json, sys; "
+       f"atexit.register(lambda: print({MARKS!r} + json.dumps([first, time.monotonic()]), file=sys.stderr)); "
+       "from numba_cuzk.cli import app; app()"]
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _run(args: list[str], cache: Path, cwd: Path) -> tuple[float, str]:
-    env = dict(os.environ, NUMBA_CUZK_CACHE_DIR=str(cache))
-    start = time.perf_counter()
-    done = subprocess.run(CLI + args, cwd=cwd, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
+@dataclass
+class Process:
+    """One CLI process: its wall seconds, stdout, and process_ms (see the module's docstring)."""
+
+    seconds: float
+    stdout: str
+    phases_ms: dict[str, float]
+
+
+def user_env(cache: Path | None = None, bytecode: bool = True) -> dict[str, str]:
+    """This environment as a user's process has it: the bytecode cache on (or, without
+    ``bytecode``, off and no cache prefix), the kernel cache ``cache`` where given."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if not bytecode:
+        env = {k: v for k, v in env.items() if k != "PYTHONPYCACHEPREFIX"} | {"PYTHONDONTWRITEBYTECODE": "1"}
+    return env if cache is None else env | {"NUMBA_CUZK_CACHE_DIR": str(cache)}
+
+
+def _process(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> Process:
+    """``cmd`` run to its end; RuntimeError if it fails. The phases are those of a CLI
+    process (empty for another command)."""
+    start = time.monotonic()
+    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env or user_env())
+    end = time.monotonic()
     if done.returncode:
-        raise RuntimeError(f"numba-cuzk {' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
-    return seconds, done.stdout
+        raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
+    marks = [line for line in done.stderr.splitlines() if line.startswith(MARKS)]
+    phases = {}
+    if marks:
+        first, last = json.loads(marks[-1][len(MARKS):])
+        phases = {"interpreter": first - start, "command": last - first, "exit": end - last}
+    return Process(end - start, done.stdout, {k: round(v * 1e3, 1) for k, v in phases.items()})
+
+
+def _run(args: list[str], cache: Path, cwd: Path, bytecode: bool = True) -> Process:
+    return _process(CLI + args, cwd, user_env(cache, bytecode))
+
+
+def median_phases(processes: list[Process], steps: list[dict[str, float]]) -> dict[str, float]:
+    """The median of each phase (ms) over ``processes``, and of their steps' sums."""
+    phases = {k: statistics.median(p.phases_ms[k] for p in processes) for k in processes[0].phases_ms}
+    return phases | {"steps": round(statistics.median(sum(s.values()) for s in steps), 1)}
 
 
 def oneshot(sizes: list[int], runs: int, folder: Path, cpu: bool, device: str, out: str | None) -> list[dict]:
@@ -70,19 +120,22 @@ def oneshot(sizes: list[int], runs: int, folder: Path, cpu: bool, device: str, o
         peer_cmd = None if isinstance(tools, str) else [str(tools.node_modules / ".bin" / "snarkjs"), "groth16", "prove",
                                                          str(files.zkey), str(files.wtns), str(work / "snarkjs_proof.json"),
                                                          str(work / "snarkjs_public.json")]
-        first_s, _ = _process(CLI + ours_cmd, work)  # compiles what the cache lacks, checks and records the key
-        ours, peer, steps = [], [], {}
+        first_s = _process(CLI + ours_cmd, work).seconds  # compiles what the cache lacks, checks and records the key
+        ours, peer, processes, all_steps = [], [], [], []
         for _ in range(runs):
-            seconds, stdout = _process(CLI + ours_cmd, work)
-            ours.append(seconds * 1e3)
-            steps = json.loads(stdout)["steps_ms"]
+            process = _process(CLI + ours_cmd, work)
+            processes.append(process)
+            ours.append(process.seconds * 1e3)
+            all_steps.append(json.loads(process.stdout)["steps_ms"])
             if peer_cmd:
-                peer.append(_process(peer_cmd, work)[0] * 1e3)
+                peer.append(_process(peer_cmd, work).seconds * 1e3)
+        steps = all_steps[-1]
         print(f"2^{log_n}: numba-cuzk {', '.join(f'{t:.0f}' for t in ours)} ms; snarkjs "
               f"{', '.join(f'{t:.0f}' for t in peer) or 'absent'} ms", flush=True)
         name, unit, scale = (f"oneshot_prove_log{log_n}_cpu", "ms", 1.0) if cpu else (f"cold_prove_log{log_n}", "s", 1e-3)
         params = {"runs": runs, "stat": "median", "runs_ms": [round(t, 1) for t in ours],
                   "min": round(min(ours) * scale, 4), "max": round(max(ours) * scale, 4), "steps_ms": steps,
+                  "process_ms": median_phases(processes, all_steps), "bytecode": "cached",
                   "first_run_ms": round(first_s * 1e3, 1), "circuit": "chain (circom2, bench/snarkjs.py)",
                   "points_checked": "once, then recorded (key_checks.py)", "order": "alternating, ours first",
                   "cpus": os.cpu_count()}
@@ -98,14 +151,75 @@ def oneshot(sizes: list[int], runs: int, folder: Path, cpu: bool, device: str, o
     return records
 
 
-def _process(cmd: list[str], cwd: Path) -> tuple[float, str]:
-    """Wall seconds of one process (start to exit) and its stdout; RuntimeError if it fails."""
-    start = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    if done.returncode:
-        raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
-    return seconds, done.stdout
+def compile_runs(args, work: Path, warm: Path, device: str) -> dict:
+    """compile_all_s: `numba-cuzk compile` --compile-runs times, the last into ``warm``."""
+    suffix = "_cpu" if args.cpu else ""
+    runs = []
+    for i in range(args.compile_runs):
+        last = i == args.compile_runs - 1
+        done = _run(["compile"], warm if last else work / f"cache-compile-{i}", work)
+        print(done.stdout, flush=True)
+        print(f"compile_all_s{suffix} run {i + 1}: {done.seconds:.1f} s", flush=True)
+        runs.append(done.seconds)
+    spread = {"runs": len(runs), "stat": "median", "min": min(runs), "max": max(runs)} if len(runs) > 1 else {}
+    print(f"compile_all_s{suffix}: {statistics.median(runs):.1f} s", flush=True)
+    return record("compile_all_s" + suffix, statistics.median(runs), "s", device, {"cpus": os.cpu_count(), **spread},
+                  timing=CALL_LATENCY)
+
+
+def whole_processes(args, work: Path, device: str) -> list[dict]:
+    """compile_all_s (unless --no-compile), cold_prove_logK and (unless --no-first)
+    cold_prove_logK_first, each written as it is made."""
+    suffix = "_cpu" if args.cpu else ""
+    backend = ["--cpu"] if args.cpu else []
+    warm = args.warm_cache or work / "cache-warm"
+    prove = ["prove", "--zkey", "C.zkey", "--witness", "C.wtns", "--json", *backend]
+    records = []
+    if not args.no_compile:
+        records.append(compile_runs(args, work, warm, device))
+        write(records, "startup", args.out)
+    done = _run(["setup", "--circuit", "mimc", "-k", str(args.log), "--witness", "C.wtns", "--zkey", "C.zkey",
+                 "--vk", "vk.json", *backend], warm, work)
+    print(f"setup (2^{args.log}): {done.seconds:.1f} s", flush=True)
+    first = _run(prove, warm, work)  # loads or compiles what the cache lacks, checks and records the key
+    processes = [_run(prove, warm, work) for _ in range(args.runs)]
+    steps = [json.loads(p.stdout)["steps_ms"] for p in processes]
+    for p, s in zip(processes, steps):
+        print(f"prove {p.seconds:.3f} s: process {p.phases_ms} ms; steps {s} ms", flush=True)
+    measured = [p.seconds for p in processes]
+    params = {"runs": len(measured), "stat": "median", "min": min(measured), "max": max(measured),
+              "runs_s": [round(t, 4) for t in measured], "first_after_compile_s": first.seconds,
+              "steps_ms": steps[-1], "process_ms": median_phases(processes, steps), "bytecode": "cached",
+              "kernel_cache": "as found (--no-compile)" if args.no_compile else "numba-cuzk compile",
+              "circuit": "mimc", "points_checked": True}
+    if args.no_bytecode:
+        params["no_bytecode_runs_s"] = [round(_run(prove, warm, work, bytecode=False).seconds, 4)
+                                        for _ in range(args.no_bytecode)]
+    records.append(record(f"cold_prove_log{args.log}{suffix}", statistics.median(measured), "s", device, params,
+                          timing=CALL_LATENCY))
+    write(records[-1:], "startup", args.out)
+    if args.profile:
+        profile(prove, warm, work, args.profile)
+    if not args.no_first:
+        done = _run(prove, work / "cache-empty", work)
+        records.append(record(f"cold_prove_log{args.log}{suffix}_first", done.seconds, "s", device, {
+            "steps_ms": json.loads(done.stdout)["steps_ms"], "process_ms": done.phases_ms, "circuit": "mimc",
+            "points_checked": True, "gpu_kernels_compiled_first": not args.cpu}, timing=CALL_LATENCY))
+        write(records[-1:], "startup", args.out)
+        print(f"cold_prove_log{args.log}{suffix}_first: {done.seconds:.1f} s", flush=True)
+    return records
+
+
+def profile(prove: list[str], cache: Path, work: Path, out: Path) -> None:
+    """One more warm prove under cProfile: its stats at ``out`` and, sorted by cumulative
+    time, the 80 first rows at ``out``.txt. (Python 3.12's cProfile sees every thread: a
+    spinner's refresh thread once booked its waits to the steps; the CLI draws none here.)"""
+    import pstats
+
+    _process([sys.executable, "-m", "cProfile", "-o", str(out), "-m", "numba_cuzk.cli", *prove], work,
+             user_env(cache))
+    with open(f"{out}.txt", "w") as text:
+        pstats.Stats(str(out), stream=text).sort_stats("cumulative").print_stats(80)
 
 
 def main() -> None:
@@ -124,10 +238,12 @@ def main() -> None:
     parser.add_argument("--sizes", default="14,16", help="with --oneshot: the sizes 2^K, comma-separated")
     parser.add_argument("--dir", type=Path, default=REPO / "build" / "bench-snarkjs",
                         help="with --oneshot: the circuits' files (kept between runs)")
+    parser.add_argument("--no-bytecode", type=int, default=0, metavar="N",
+                        help="N more warm runs without the bytecode cache (params.no_bytecode_runs_s)")
+    parser.add_argument("--profile", type=Path, default=None, metavar="FILE",
+                        help="profile one more warm prove (cProfile) into FILE, its top rows into FILE.txt")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    suffix = "_cpu" if args.cpu else ""
-    backend = ["--cpu"] if args.cpu else []
     if args.cpu:
         device = cpu_name()
     else:
@@ -139,46 +255,8 @@ def main() -> None:
         for r in records:
             print(f"{r['name']:<28} {r['value']:>10.3f} {r['unit']}  peer {r.get('peer', {}).get('value')}")
         return
-    records = []
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        warm = args.warm_cache or work / "cache-warm"
-        prove = ["prove", "--zkey", "C.zkey", "--witness", "C.wtns", "--json", *backend]
-        if not args.no_compile:
-            runs = []
-            for i in range(args.compile_runs):
-                last = i == args.compile_runs - 1
-                seconds, out = _run(["compile"], warm if last else work / f"cache-compile-{i}", work)
-                print(out, flush=True)
-                print(f"compile_all_s{suffix} run {i + 1}: {seconds:.1f} s", flush=True)
-                runs.append(seconds)
-            spread = {"runs": len(runs), "stat": "median", "min": min(runs), "max": max(runs)} if len(runs) > 1 else {}
-            records.append(record("compile_all_s" + suffix, statistics.median(runs), "s", device,
-                                  {"cpus": os.cpu_count(), **spread}, timing=CALL_LATENCY))
-            write(records[-1:], "startup", args.out)
-            print(f"compile_all_s{suffix}: {statistics.median(runs):.1f} s", flush=True)
-        seconds, _ = _run(["setup", "--circuit", "mimc", "-k", str(args.log), "--witness", "C.wtns",
-                           "--zkey", "C.zkey", "--vk", "vk.json", *backend], warm, work)
-        print(f"setup (2^{args.log}): {seconds:.1f} s", flush=True)
-        times, steps = [], []
-        for _ in range(args.runs + 1):  # the first fills what compile left (nothing, if compile ran)
-            seconds, out = _run(prove, warm, work)
-            times.append(seconds)
-            steps.append(json.loads(out)["steps_ms"])
-        print(f"warm-cache proves: {', '.join(f'{t:.2f}' for t in times)} s", flush=True)
-        measured = times[1:]
-        records.append(record(f"cold_prove_log{args.log}{suffix}", statistics.median(measured), "s", device, {
-            "runs": len(measured), "stat": "median", "min": min(measured), "max": max(measured),
-            "first_after_compile_s": times[0], "steps_ms": steps[-1], "circuit": "mimc", "points_checked": True},
-                timing=CALL_LATENCY))
-        write(records[-1:], "startup", args.out)
-        if not args.no_first:
-            seconds, out = _run(prove, work / "cache-empty", work)
-            records.append(record(f"cold_prove_log{args.log}{suffix}_first", seconds, "s", device, {
-                "steps_ms": json.loads(out)["steps_ms"], "circuit": "mimc", "points_checked": True,
-                "gpu_kernels_compiled_first": not args.cpu}, timing=CALL_LATENCY))
-            write(records[-1:], "startup", args.out)
-            print(f"cold_prove_log{args.log}{suffix}_first: {seconds:.1f} s", flush=True)
+        records = whole_processes(args, Path(tmp), device)
     for r in records:
         print(f"{r['name']:<28} {r['value']:>10.3f} {r['unit']}")
 

@@ -11,15 +11,20 @@ anything else is a bug and prints its traceback, then a line saying so.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import functools
 import json
+import os
 import platform
 import signal
 import sys
+import threading
 import time
 import traceback
 import warnings
 from importlib import metadata
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -80,7 +85,41 @@ class _App(_Commands):
             if "Abort" in names:
                 sys.exit(130)
             raise
-        sys.exit(code if isinstance(code, int) else 0)
+        code = code if isinstance(code, int) else 0
+        if not args and not kwargs and sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
+            _exit(code)
+        sys.exit(code)
+
+
+# Commands whose every output file is written and closed when they return (atomically:
+# fileio), so that their process may skip the interpreter's teardown (_exit).
+QUICK_EXIT = frozenset({"prove", "verify", "setup"})
+
+
+def _exit(code: int) -> NoReturn:
+    """End the process with ``code`` once a QUICK_EXIT command has returned: atexit's
+    callbacks run and the standard streams are flushed, then os._exit. The interpreter's
+    own teardown frees numba's and LLVM's objects one by one (device memory through its
+    finalizers) for memory the OS takes back whole: 0.3-0.5 s of a 2^14 CPU prove's
+    process on the 2-core box. The normal exit where it matters: a thread still working
+    (it waits for it), or a profiler, debugger or coverage tool watching (it writes at
+    exit)."""
+    threads = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if threads or _watched():
+        sys.exit(code)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # closed, or a closed pipe
+            stream.flush()
+    os._exit(code)
+
+
+def _watched() -> bool:
+    """True under a profiler, tracer or coverage tool (sys.setprofile / settrace, or from
+    Python 3.12 a sys.monitoring tool: cProfile is one)."""
+    monitoring = getattr(sys, "monitoring", None)
+    tools = monitoring is not None and any(monitoring.get_tool(i) for i in range(6))
+    return sys.getprofile() is not None or sys.gettrace() is not None or tools
 
 
 app = _App(
@@ -424,7 +463,11 @@ CLUSTER_EXTRA = "a cluster needs dask and distributed (pip install 'numba-cuzk[c
 
 
 def _spinner(description: str):
-    return err_console.status(description)
+    """A spinner on a terminal; elsewhere (a log, a pipe, a benchmark) nothing: rich's
+    status draws nothing there but still runs a refresh thread per step, and that
+    thread's waits are what Python 3.12's cProfile (sys.monitoring, every thread) books
+    to the step's exit: 1.37 s of a 2^14 profile that cost ~1 ms of wall time."""
+    return err_console.status(description) if err_console.is_terminal else contextlib.nullcontext()
 
 
 def _circuit_name(circuit: str) -> None:

@@ -166,6 +166,27 @@ def _or_warning(method):
     return guarded
 
 
+def _load_without_refresh(load, start_runtime: Callable | None = None):
+    """A Cache.load_overload (numba's or numba-cuda's) that, for our folder, skips its
+    first step, ``target_context.refresh()``: that imports and installs the target's
+    typing and lowering registries (~40 modules for CUDA, ~60 for the CPU), which only a
+    compile uses, and it was most of a warm process's kernel loads: ~0.27 s for the first
+    CUDA load of a process and ~0.2 s for the CPU's on the 2-core box, then 0.5-5 ms a
+    load. A cached entry is a code library rebuilt and called without them; a miss
+    compiles, and numba's compilers refresh first. The CPU's machine code calls its
+    runtime (NRT), which the refresh also starts: ``start_runtime(target_context)`` does
+    that alone (without it a CPU prove crashed)."""
+
+    def load_overload(self, sig, target_context):
+        if not isinstance(self._impl.locator, _PackageLocatorMixin):
+            return load(self, sig, target_context)
+        if start_runtime is not None:
+            start_runtime(target_context)
+        return self._load_overload(sig, target_context)
+
+    return load_overload
+
+
 @contextlib.contextmanager
 def _index_lock(index_path: str) -> Iterator[None]:
     """An exclusive lock (flock) on ``<index>.lock``, held while one process edits that
@@ -269,14 +290,16 @@ def install() -> None:
     their saves into our folder safe across processes; compile the CPU kernels for
     cpu_isa(). Run once, by numba_cuzk._compat, before any kernel is defined."""
     from numba.core import caching as cpu_caching
+    from numba.core.runtime import rtsys
 
     _distinct_function_ids()
     _target_cpu_isa()
-
+    cpu_caching.Cache.load_overload = _load_without_refresh(cpu_caching.Cache.load_overload, rtsys.initialize)
     modules = [cpu_caching]
     try:
         from numba.cuda.core import caching as cuda_caching
         modules.append(cuda_caching)
+        cuda_caching.Cache.load_overload = _load_without_refresh(cuda_caching.Cache.load_overload)
     except ImportError:  # a numba-cuda without its own caching module uses numba's
         pass
     for caching in modules:

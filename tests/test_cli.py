@@ -66,6 +66,28 @@ def test_usage_error_is_one_line():
     assert "Traceback" not in proc.stderr
 
 
+def test_a_command_s_process_ends_with_its_code_output_and_atexit_callbacks(tmp_path):
+    """The quick exit of a one-shot command (cli._exit: os._exit after atexit's callbacks
+    and a flush) keeps the exit code, the buffered output and the callbacks, and skips the
+    interpreter's teardown (an object's __del__ there); other commands end as usual; under
+    cProfile it is the usual exit, so that the profile is written."""
+    root = Path(__file__).resolve().parents[1]
+    run = ["class Teardown:\n    def __del__(self): print('teardown')\nkept = Teardown()\n"
+           "import atexit; atexit.register(print, 'atexit ran'); from numba_cuzk.cli import app; app()"]
+    proc = subprocess.run([sys.executable, "-c", *run, "verify", "--vk", str(tmp_path / "missing.json")],
+                          capture_output=True, text=True, timeout=120, cwd=root)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "missing.json" in proc.stderr
+    assert proc.stdout == "atexit ran\n"
+    proc = subprocess.run([sys.executable, "-c", *run, "info", "--json"], capture_output=True, text=True,
+                          timeout=120, cwd=root)
+    assert proc.returncode == 0 and proc.stdout.endswith("atexit ran\nteardown\n")
+    profile = tmp_path / "cli.prof"
+    proc = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "numba_cuzk.cli", "verify",
+                           "--vk", str(tmp_path / "missing.json")], capture_output=True, text=True, timeout=120,
+                          cwd=root)
+    assert "missing.json" in proc.stderr and profile.stat().st_size > 0  # (cProfile's own exit status is 0)
+
+
 def test_demo_proves_and_reports_phases():
     result = runner.invoke(app, ["demo", "-k", "6", "--proofs", "2", "--cpu", "--json"])
     assert result.exit_code == 0, result.output

@@ -99,13 +99,13 @@ def example(desc: list):
 
 def record_signatures(zkey: str | None = None, witness: str | None = None) -> dict[str, list[list]]:
     """{kernel: [each distinct launch's described arguments]} over the GPU paths of
-    ``numba-cuzk compile`` (a key's point check, the MSMs, setup's fixed-base products per
-    curve, a tiny setup and proof) and, given a ``zkey`` and ``witness``, a ``numba-cuzk
-    prove`` of them (its NTT passes depend on the size: 2^14 runs the fixed-radix ones a
-    2^6 proof does not), each run in this process with every launch recorded and nothing
-    run. Needs the simulator (NUMBA_ENABLE_CUDASIM=1): its arrays stand in for device
-    arrays. What the host reads back is garbage, so a path may stop with an error after
-    some launches (an untrusted key's check refuses it); the next path covers the rest."""
+    ``numba-cuzk compile`` (commands/compile.gpu_paths: a key's point check, the MSMs,
+    setup's fixed-base products per curve, a tiny setup and proof, the split's, NTTs,
+    selfcheck) and, given a ``zkey`` and ``witness``, a ``numba-cuzk prove`` of them, each
+    run in this process with every launch recorded and nothing run. Needs the simulator
+    (NUMBA_ENABLE_CUDASIM=1): its arrays stand in for device arrays. What the host reads
+    back is garbage, so a path may stop with an error after some launches (an untrusted
+    key's check refuses it); the next path covers the rest."""
     from numba import config
 
     from numba_cuzk.commands import compile as tasks
@@ -120,8 +120,7 @@ def record_signatures(zkey: str | None = None, witness: str | None = None) -> di
             seen[name].append(described)
 
     tasks.define_every_kernel()
-    paths = [(tasks._check, (c, True)) for c in ("G1", "G2")] + [(tasks._msm, (c, True)) for c in ("G1", "G2")]
-    paths += [(tasks._setup, (c, True)) for c in ("G1", "G2")] + [(tasks._prove, (True,))]
+    paths = tasks.gpu_paths()
     if zkey is not None:
         from numba_cuzk.groth16.files import prove_files
 

@@ -5,17 +5,25 @@ of NVVM and ptxas on one core), and one process compiles one kernel at a time. S
 heavy GPU kernel gets a process of its own, which runs that kernel's production path at
 a tiny size under kernel_cache.compile_only: the same call site, so the same argument
 types and cache entry, compiled and not run. The light GPU kernels go the same way, a
-few per process, through a tiny proof's path:
+few per process, along every tiny run of gpu_paths() (a proof, the split's proof, NTTs
+of the fixed-radix sizes, selfcheck's checks):
 
     check_gN, accumulate_gN, reduce_gN,           one process each (N = 1, 2)
-    fixed_base_mul_gN, xyzz_to_affine_gN
-    gpu_field_1.., gpu_msm, gpu_ntt, gpu_groth16  the light GPU kernels, a few per process
-                                                  by package, compiled along a tiny proof
+    fixed_base_mul_gN, xyzz_to_affine_gN,
+    sum_selected_gN (the split's)
+    gpu_field_1.., gpu_msm_1.., gpu_ntt_1..       the light GPU kernels, a few per process
+                                                  by package, compiled along gpu_paths()
     cpu_check_gN, cpu_msm_gN, cpu_setup_gN        the CPU backend's point kernels, run
-    cpu_codec                                     field/codec's bulk kernels (KERNEL_MIN on)
+    cpu_codec, cpu_selfcheck                      field/codec's bulk kernels (KERNEL_MIN on);
+                                                  selfcheck's (Fq's mul_sub, batch_inverse)
     cpu_prove    once the cpu_ tasks are done     a tiny setup and proof, run: the CPU's
     gpu_prove    once the GPU tasks are done      light kernels left, and a check that
                                                   all work (heavy kernels from the cache)
+
+Every kernel a command launches is on one of these runs, and the bit/tail split's, which
+only the Python API and the engine's config launch (Prover(tail=), EngineConfig.tail: the
+PoRep path's); NO_COMMAND_LAUNCHES lists the GPU kernels that are not (their CPU twins
+likewise: a Python caller compiles them).
 
 Tasks start longest first, as a process frees up; a task waits only for the ones it
 needs. Without a GPU only the CPU tasks run.
@@ -39,6 +47,8 @@ import numpy as np
 from numba_cuzk import backend, kernel_cache
 
 _TINY_LOG = 6  # the tiny proofs' domain: 2^6 constraints
+_SPLIT_LOG = 12  # the split's tiny proof: bit_heavy's smallest size (2129 constraints and public rows)
+_TINY_TAIL = 1 << _SPLIT_LOG  # the split's bound on non-bit scalars: that witness's all
 _POINTS = 256  # points per tiny check / MSM: the bulk check's minimum (formats/points.py)
 
 
@@ -102,13 +112,56 @@ def _setup(curve_name: str, gpu: bool) -> None:
     _FixedBase(gpu=gpu)(scalars, _curve(curve_name))
 
 
-def _prove(gpu: bool) -> None:
+def _prove(gpu: bool, tail: int | None = None) -> None:
+    """A tiny setup and proof; with ``tail`` (GPU), the bit/tail split's (msm/bits.py) on
+    a bit-valued witness."""
     from numba_cuzk.circuits import build
     from numba_cuzk.groth16.prove import Prover
     from numba_cuzk.groth16.setup import setup
 
-    r1cs, witness = build("mimc", _TINY_LOG)  # on the GPU the key resident, as a large one's: its
-    Prover(setup(r1cs, gpu=gpu, resident=gpu), gpu=gpu).prove(witness)  # point-major copies too
+    r1cs, witness = build("mimc", _TINY_LOG) if tail is None else build("bit_heavy", _SPLIT_LOG)
+    pk = setup(r1cs, gpu=gpu, resident=gpu, tail=tail)  # on the GPU resident, as a large key: its point-major copies
+    Prover(pk, gpu=gpu, tail=tail).prove(witness)
+
+
+def _ntt(gpu: bool) -> None:
+    """shift_to_coset at the sizes whose passes run the fixed-radix kernels, which a tiny
+    proof's does not: 2^10's plan is radices 2^6 and 2^4 (gpu_pass_radix4_r6, _r4: also
+    2^11's and 2^17's last pass), 2^16's 2^8 twice (_r8)."""
+    from numba import cuda
+
+    from numba_cuzk.field.params import FR
+    from numba_cuzk.ntt import shift_to_coset
+
+    for log_n in (10, 16):
+        values = np.zeros((FR.limbs, 1 << log_n), dtype=np.uint32)
+        shift_to_coset(cuda.to_device(values) if gpu else values, FR.root_of_unity(log_n + 1))
+
+
+def _selfcheck(gpu: bool) -> None:
+    """`numba-cuzk selfcheck`'s checks (Fr's and Fq's mul_sub and batch_inverse) on a few
+    elements, on the GPU or the CPU."""
+    from numba_cuzk.field.selfcheck import check_fields
+
+    check_fields(2, 0, ["gpu" if gpu else "cpu"])
+
+
+# GPU kernels that no command launches: `numba-cuzk compile` and a prebuilt archive leave
+# them out (a caller of the Python API compiles one at its first launch). Fr's add, scale
+# and mul_powers on device arrays (setup runs them on host arrays); Fq's element-wise
+# kernels other than selfcheck's mul_sub and batch_inverse; curve.encoding's decoding and
+# to_affine(form="jacobian"); the radix-2 NTT (transform's variant "radix2", benchmarks).
+NO_COMMAND_LAUNCHES = frozenset({
+    "add_fr", "scale_fr", "mul_powers_fr", "add_fq", "scale_fq", "mul_powers_fq", "to_montgomery_fq",
+    "from_montgomery_fq", "decode_g1", "decode_g2", "jacobian_to_affine_g1", "jacobian_to_affine_g2", "gpu_pass"})
+
+
+def gpu_paths() -> list[tuple[Callable, tuple]]:
+    """(function, arguments): the tiny runs whose launches are every GPU kernel but
+    NO_COMMAND_LAUNCHES (every command's and the split's): the light kernels' tasks compile
+    along all of them, and commands/ahead records its argument types along them."""
+    curves = [(fn, (curve, True)) for curve in ("G1", "G2") for fn in (_check, _msm, _setup)]
+    return curves + [(_prove, (True,)), (_prove, (True, _TINY_TAIL)), (_ntt, (True,)), (_selfcheck, (True,))]
 
 
 def _codec() -> None:
@@ -129,19 +182,20 @@ def _codec() -> None:
 
 
 def _only(kernels: frozenset[str], fn: Callable, *args) -> None:
-    """fn(*args) compiling ``kernels`` alone (kernel_cache.compile_only)."""
-    with kernel_cache.compile_only(kernels):
+    """fn(*args) compiling ``kernels`` alone (kernel_cache.compile_only). Nothing runs, so
+    a proof's epilogue refuses what the host reads back (ValueError, after the launches:
+    the split's sums are a heavy task's); a compile's error is raised."""
+    with kernel_cache.compile_only(kernels), contextlib.suppress(ValueError):
         fn(*args)
 
 
 def _light(kernels: frozenset[str]) -> None:
-    """A tiny proof's path compiling ``kernels`` alone. Nothing runs, so what the host
-    reads back is garbage and its epilogue may refuse it (after the last launch):
-    that is expected here, and gpu_prove's real proof checks what was compiled."""
-    try:
-        _only(kernels, _prove, True)
-    except Exception:  # noqa: BLE001 (see the docstring)
-        pass
+    """gpu_paths() compiling ``kernels`` alone. Nothing runs, so what the host reads back
+    is garbage and a path may refuse it (after its launches: a proof's epilogue): that is
+    expected here, and gpu_prove's real proof checks what was compiled."""
+    for fn, args in gpu_paths():
+        with contextlib.suppress(Exception):  # see the docstring
+            _only(kernels, fn, *args)
 
 
 @dataclass(frozen=True)
@@ -152,7 +206,7 @@ class Task:
     after: tuple[str, ...] = ()  # tasks that must end first
 
 
-_HEAVY_GPU = ("check", "accumulate", "reduce", "fixed_base_mul", "xyzz_to_affine")
+_HEAVY_GPU = ("check", "accumulate", "reduce", "fixed_base_mul", "xyzz_to_affine", "sum_selected")
 
 
 _LIGHT_PER_TASK = 4  # light kernels per process: ~1-3 s each on one core
@@ -190,13 +244,12 @@ def _tasks(gpu: bool, cpu_backend: bool = True) -> list[Task]:
         suffix = curve.lower()
         cpu += [Task(f"cpu_check_{suffix}", _check, (curve, False)), Task(f"cpu_msm_{suffix}", _msm, (curve, False)),
                 Task(f"cpu_setup_{suffix}", _setup, (curve, False))]
-    cpu.append(Task("cpu_codec", _codec, ()))
+    cpu += [Task("cpu_codec", _codec, ()), Task("cpu_selfcheck", _selfcheck, (False,))]
     cpu_prove = Task("cpu_prove", _prove, (False,), after=tuple(t.name for t in cpu))
     if not gpu:
         return cpu + [cpu_prove]
-    paths = {"check": _check, "accumulate": _msm, "reduce": _msm, "fixed_base_mul": _setup, "xyzz_to_affine": _setup}
-    heavy = {curve: [Task(f"{kind}_{curve.lower()}", _only,
-                          (frozenset({f"{kind}_{curve.lower()}"}), paths[kind], curve, True)) for kind in _HEAVY_GPU]
+    heavy = {curve: [Task(f"{kind}_{curve.lower()}", _only, (frozenset({f"{kind}_{curve.lower()}"}),
+                                                             *_heavy_run(kind, curve))) for kind in _HEAVY_GPU]
              for curve in ("G2", "G1")}
     light = [Task(group, _light, (names,)) for group, names in _light_groups().items()]
     gpu = heavy["G2"] + heavy["G1"] + light
@@ -204,6 +257,15 @@ def _tasks(gpu: bool, cpu_backend: bool = True) -> list[Task]:
     if not cpu_backend:
         return gpu + [gpu_prove]
     return heavy["G2"] + cpu + heavy["G1"] + light + [cpu_prove, gpu_prove]
+
+
+def _heavy_run(kind: str, curve: str) -> tuple:
+    """(function, *arguments) that launch the heavy kernel ``kind`` of ``curve`` on the
+    GPU: the curve's check, MSM or setup; for the split's sums, the split's tiny proof."""
+    if kind == "sum_selected":
+        return _prove, True, _TINY_TAIL
+    runs = {"check": _check, "accumulate": _msm, "reduce": _msm, "fixed_base_mul": _setup, "xyzz_to_affine": _setup}
+    return runs[kind], curve, True
 
 
 KERNEL_MODULES = ("numba_cuzk.field.codec", "numba_cuzk.field.kernels", "numba_cuzk.curve.kernels",

@@ -6,8 +6,11 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from numba_cuzk import backend, kernel_cache
 from numba_cuzk.commands import compile as precompile
+from tests.conftest import SIMULATOR
 
 
 def test_tasks_wait_only_for_what_they_need():
@@ -17,7 +20,7 @@ def test_tasks_wait_only_for_what_they_need():
     assert set(tasks["cpu_prove"].after) == cpu
     assert set(tasks["gpu_prove"].after) == gpu
     assert all(not tasks[n].after for n in cpu | gpu)
-    assert {"check_g2", "reduce_g2", "accumulate_g2", "gpu_ntt_1", "gpu_msm_1"} <= gpu
+    assert {"check_g2", "reduce_g2", "accumulate_g2", "sum_selected_g2", "gpu_ntt_1", "gpu_msm_1"} <= gpu
     names = list(tasks)
     assert names.index("check_g2") < names.index("cpu_check_g2") < names.index("check_g1") < names.index("gpu_ntt_1")
 
@@ -85,3 +88,40 @@ def test_a_killed_compile_s_claim_is_taken_over(monkeypatch, tmp_path):
     with precompile.first_run_on_gpu() as first:
         assert first and (folder / ".gpu-compiling").read_text() == str(os.getpid())
     assert not (folder / ".gpu-compiling").exists()
+
+
+@pytest.mark.skipif(not SIMULATOR, reason="records launches with simulated device arrays")
+def test_every_gpu_kernel_a_command_launches_is_on_compile_s_paths():
+    """The launches along gpu_paths() (recorded in the simulator, nothing run) are every
+    GPU kernel but NO_COMMAND_LAUNCHES, and none of those: so `numba-cuzk compile` and a
+    prebuilt archive (commands/ahead records along the same runs) hold every kernel a
+    command launches, the split's, the fixed-radix NTT passes' and selfcheck's among them."""
+    from numba.core.registry import CPUDispatcher
+
+    from numba_cuzk.commands import ahead
+
+    launched = set(ahead.record_signatures())
+    gpu = {k.py_func.__qualname__ for k in kernel_cache._KERNELS if not isinstance(k, CPUDispatcher)}
+    assert launched | precompile.NO_COMMAND_LAUNCHES == gpu, sorted(gpu - launched - precompile.NO_COMMAND_LAUNCHES)
+    assert not launched & precompile.NO_COMMAND_LAUNCHES
+    assert {"gpu_pass_radix4_r4", "gpu_pass_radix4_r6", "gpu_pass_radix4_r8", "sum_selected_g2", "mul_sub_fq",
+            "batch_inverse_fq"} <= launched
+
+
+@pytest.mark.skipif(not SIMULATOR, reason="stands in for the compile with simulated device arrays")
+def test_each_heavy_task_reaches_its_kernel_and_ends(monkeypatch):
+    """A heavy task's run under compile_only (its kernel's compile recorded instead of
+    made; nothing else launched) reaches its kernel and ends: the garbage a proof's
+    epilogue then refuses (the split's sums run along a proof) is no error of the task."""
+    compiled = []
+
+    def compile_named(self, *args):
+        if self.dispatcher.py_func.__qualname__ in kernel_cache._compile_only:
+            compiled.append(self.dispatcher.py_func.__qualname__)
+
+    monkeypatch.setattr(kernel_cache.GpuKernel, "_compile", compile_named)
+    for kind in precompile._HEAVY_GPU:
+        for curve in ("G1", "G2"):
+            name = f"{kind}_{curve.lower()}"
+            precompile._only(frozenset({name}), *precompile._heavy_run(kind, curve))
+            assert name in compiled, name

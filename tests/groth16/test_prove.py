@@ -5,6 +5,8 @@ proofs must verify with arkworks and with py_ecc (an independent implementation)
 must fail when any point, or the public input, is changed.
 """
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -18,6 +20,7 @@ from numba_cuzk.field.codec import from_limbs, to_limbs
 from numba_cuzk.field.params import FR
 from numba_cuzk.groth16 import pairing
 from numba_cuzk.groth16.constraint_system import ConstraintSystem
+from numba_cuzk.groth16 import kernels as groth16_kernels
 from numba_cuzk.groth16.kernels import csr_matvec, to_csr
 from numba_cuzk.groth16.keys import Proof
 from numba_cuzk.groth16.prove import Prover
@@ -188,6 +191,24 @@ def test_to_csr_is_a_stable_sort_by_row(rows, nnz, seed):
     order = np.argsort(row_of, kind="stable")
     assert np.array_equal(indptr, np.concatenate([[0], np.cumsum(np.bincount(row_of, minlength=rows))]))
     assert np.array_equal(indices, cols[order]) and np.array_equal(vals, values[:, order])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 300), st.integers(0, 2**32 - 1))
+def test_to_csr_of_rows_in_order_is_the_counting_sort_without_it(rows, nnz, seed):
+    """Entries already in row order (a zkey's): the same CSR as the counting sort gives,
+    and the sort's CPU kernel never called (a GPU prove starts no numba CPU target)."""
+    rng = np.random.default_rng(seed)
+    row_of = np.sort(rng.integers(0, rows, nnz)).astype(np.int64)
+    cols = rng.integers(0, 1 << 32, nnz, dtype=np.uint32)
+    values = rng.integers(0, 1 << 32, (8, nnz), dtype=np.uint32)
+    with mock.patch.object(groth16_kernels, "_place_by_row", side_effect=AssertionError("sorted again")):
+        indptr, indices, vals = to_csr(rows, row_of, cols, values)
+    assert np.array_equal(indptr, np.concatenate([[0], np.cumsum(np.bincount(row_of, minlength=rows))]))
+    if nnz:  # the counting sort itself (to_csr takes it only for entries out of order)
+        assert all(np.array_equal(a, b) for a, b in zip((indices, vals),
+                                                         groth16_kernels._counting_sort(indptr, row_of, cols, values)))
+    assert indices.dtype == np.uint32 and vals.dtype == np.uint32 and vals.shape == (8, nnz)
 
 
 @pytest.mark.gpu
