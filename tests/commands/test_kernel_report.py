@@ -69,6 +69,19 @@ def test_every_template_names_its_instances_and_declares_what_specialize_binds()
     assert not undeclared, f"names bound by specialize with no module-level placeholder: {sorted(undeclared)}"
 
 
+def test_info_kernels_piped_keeps_a_kernel_on_one_line():
+    """Piped (no terminal: 80 columns), `numba-cuzk info --kernels | grep accumulate_g2`
+    still gives the kernel, its template's file:line and the formula bound into it."""
+    from typer.testing import CliRunner
+
+    from numba_cuzk.cli import app
+
+    done = CliRunner().invoke(app, ["info", "--kernels"])
+    assert done.exit_code == 0, done.output
+    (line,) = [text for text in done.output.splitlines() if " accumulate_g2 " in text]
+    assert re.search(r"numba_cuzk/msm/kernels\.py:\d+ .*add_mixed curve/xyzz\.py:\d+", line), line
+
+
 def test_registers_are_read_from_a_cubin():
     cubin = (DATA / "add_fr_sm90a.cubin").read_bytes()  # add_fr for sm_90a: `ptxas -v` says 32 registers
     counts = kernel_report.cubin_registers(cubin)
