@@ -87,7 +87,7 @@ for name in sys.argv[1:]:
 if missing:
     sys.exit("FAILED: not importable here (carry .whl): " + "; ".join(missing))' $SUITE_NEEDS || return 1
     python3 -m numba_cuzk.cli compile || return 1
-    local common=(-m pytest -v -rs -p no:cacheprovider --durations=25 -W ignore::numba.core.errors.NumbaPerformanceWarning)
+    local common=(-m pytest -v -rs -p no:cacheprovider -p no:benchmark --disable-warnings --durations=25)  # a log < 100 KB
     echo "=== the alone tests, one at a time ($((SECONDS)) s)"
     python3 "${common[@]}" -m "gpu and alone" "$@"
     local rc=$?
