@@ -1,7 +1,7 @@
 """Many tiny proofs on the CPU backend, each checked: a hunt for rare wrong results.
 
 On the H200 host (16 cores, while `numba-cuzk compile` loaded them) the CPU backend's
-2^6 proof inside `numba-cuzk compile` once failed its pairing check (17f405d); 200 runs
+2^6 proof inside `numba-cuzk compile` once failed its pairing check; 200 runs
 on the 2-core development machine passed. Each round here draws a new key (random toxic
 waste) for the mimc circuit and proves on the CPU; a proof that fails its check has its
 five MSMs recomputed on the CPU and, with a GPU, on the GPU, and the key tried on the GPU,

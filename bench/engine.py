@@ -26,8 +26,8 @@
    0.5 ms by default; records engine_<figure>_gw2_switchMSms).
 
 Default size: bit_heavy 2^20, 4 jobs x 10 partitions. On the H200 host a 2^20 partition
-takes ~0.31 s to synthesize on one core and ~0.06 s to prove on the GPU (bench/results/groth16/
-groth16-h200-0a9578f-2026-11-29.json), so about 6 synthesis processes match the GPU: with 8 or more the
+takes ~0.31 s to synthesize on one core and ~0.06 s to prove on the GPU (bench.groth16's
+records, bench/results/groth16/), so about 6 synthesis processes match the GPU: with 8 or more the
 GPU should never wait, and s/proof measures the GPU side; 40 partitions give a steady
 state of 38. Records (bench/results/engine/): engine_synthesis_logK_{thread,
 process}_wN (partitions/s), engine_sequential_s_per_proof, engine_s_per_proof and

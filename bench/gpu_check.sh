@@ -2,16 +2,25 @@
 # All GPU checks in one place, for the lent H200 (../shared/device/README.md):
 #   bench/gpu_check.sh COMMIT SECTION...   with SECTION in field, ntt, curve, msm, groth16
 #   COMMIT labels the records: write it out here (a `$(git rev-parse ...)` in the device command reads
-#   the device copy's git metadata, which was the session's first commit on 2026-12-02).
+#   the device copy's git metadata, which can name an older commit than the tree carried).
 #   SECTION:tests or SECTION:bench runs one half only.
-#   bench/gpu_check.sh COMMIT all         every GPU test in one `pytest -m gpu` call: the
-#   kernels' tests and the GPU-only ones the simulator skips (the GPU prover with queued
-#   proofs, the engine on every GPU, a whole zkey checked on the device, GPU MSMs against
-#   arkworks). Run it whenever prover or engine code changes; its log,
-#   $OUT/gpu-tests-HOST-COMMIT-DATE.log (also written to bench/results/gpu-tests/), goes with the results. A skipped test fails it.
-#   `numba-cuzk compile` fills the kernel cache first, and with pytest-xdist the tests run
-#   in $GPU_TEST_WORKERS processes (default 8), which compile the tests' own kernels
-#   side by side: one process took over 330 s for the first 15 tests' G2 kernels.
+#   bench/gpu_check.sh COMMIT all         every GPU test (`pytest -m gpu tests`): the kernels'
+#   tests and the GPU-only ones the simulator skips (the GPU prover with queued proofs, the
+#   engine on every GPU, a whole zkey checked on the device, the 2^24-2^27 MSM plans against a
+#   closed form, prebuilt kernels). Run it whenever prover or engine code changes; its log,
+#   $OUT/gpu-tests-HOST-COMMIT-DATE.log (also written to bench/results/gpu-tests/), goes with
+#   the results. A skipped test fails it, and so does a package the tests import that is
+#   missing (checked first, in seconds: carry .whl). Then `numba-cuzk compile` fills the
+#   kernel cache (~55 s cold, seconds warm); the `alone` tests (whole-GPU readings: memory in
+#   use, NVML counters) run one at a time with nothing beside them; then the rest under
+#   pytest-xdist in $GPU_TEST_WORKERS processes (default 8), which compile the tests' own
+#   kernels side by side (one process alone took over 330 s for the first 15 tests' G2
+#   kernels), --dist loadgroup: the closed forms in one worker (their 2^27 bases once), the
+#   slow tests started first (tests/conftest.py). pytest is stopped (SIGINT: its summary is
+#   still printed) at $TEST_TIMEOUT s, by default what is left of 565 s since this script
+#   started. Predicted ~7-8.5 min on a fresh H200, ~1 min less warm (compile cached).
+#   all:kernels / all:rest   the same in two calls of ~5 min each, back to back: tests/field,
+#   tests/curve and tests/ntt (the formulas' property tests, compile-bound); then the rest
 #   bench/gpu_check.sh COMMIT startup     a warm one-shot 2^14 prove as a user runs it (issue 40,
 #   ~2-3 min, < 4): `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR (else ~/.cache/numba-cuzk;
 #   seconds when an earlier step of the call filled it for this commit, ~70-90 s when empty),
@@ -27,7 +36,7 @@
 #   bench/gpu_check.sh COMMIT porep       bench.porep: 2 jobs of 10 bit_heavy 2^27 partitions through
 #   the engine after a 2-partition warm-up, the key resident on the GPU (B2 streamed), peak
 #   host memory from /usr/bin/time; `numba-cuzk compile` first (~1 min into an empty cache),
-#   the key (178 and 203 s on the H200 at aa724e5 and 9170361), then the engine's start and 22
+#   the key (180-200 s on the H200), then the engine's start and 22
 #   partitions (~3 min predicted): run it alone in a call
 #   bench/gpu_check.sh COMMIT kernels     the kernel figures of issue 18 in one call (~5 min): `numba-cuzk
 #   compile`, the peer (bench/peer/sppark.sh, when peer/sppark is carried: sppark's NTT and field
@@ -46,7 +55,7 @@
 #   seconds, the engine's timeline with its report and PNG
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
-#   CPU proof inside `compile` once failed its check (17f405d); $OUT/compile.log, soak.log
+#   CPU proof inside `compile` once failed its check; $OUT/compile.log, soak.log
 # For each section: the real-GPU run of its kernel tests (pytest -m gpu), then its
 # benchmark, each stopped after $TEST_TIMEOUT / $BENCH_TIMEOUT seconds (default 300;
 # curve's tests compile every G2 formula into one kernel: give them ~540). Full logs and results go to $OUT (or ./gpu-out); stdout gets their tails.
@@ -69,16 +78,33 @@ find_ncu() {
     command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1
 }
 
-every_gpu_test() {
+SUITE_NEEDS="xdist hypothesis py_ecc py_arkworks_bls12381 dask distributed grpc google.protobuf prometheus_client
+    cupti pynvml matplotlib"  # what `pytest -m gpu tests` imports beyond numba (collection included)
+
+every_gpu_test() {  # every_gpu_test PATH... [--ignore=PATH...]: the GPU tests there; 0 if all passed
     echo "# numba-cuzk $commit, $(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
-    python3 -m numba_cuzk.cli compile
-    local parallel=()
-    python3 -c "import xdist" 2>/dev/null && parallel=(-n "${GPU_TEST_WORKERS:-8}")
-    timeout "${TEST_TIMEOUT:-570}" python3 -m pytest -m gpu -v -rs -p no:cacheprovider --durations=15 "${parallel[@]}" \
-        -W ignore::numba.core.errors.NumbaPerformanceWarning tests
+    python3 -c 'import importlib, sys
+missing = []
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+    except Exception as exc:  # an ImportError, or a module that fails as it loads (a library it needs)
+        missing.append(f"{name} ({type(exc).__name__}: {exc})")
+if missing:
+    sys.exit("FAILED: not importable here (carry .whl): " + "; ".join(missing))' $SUITE_NEEDS || return 1
+    python3 -m numba_cuzk.cli compile || return 1
+    local common=(-m pytest -v -rs -p no:cacheprovider -p no:benchmark --disable-warnings --durations=25)  # a log < 100 KB
+    echo "=== the alone tests, one at a time ($((SECONDS)) s)"
+    python3 "${common[@]}" -m "gpu and alone" "$@"
     local rc=$?
-    echo "# pytest exit status $rc (124: stopped after ${TEST_TIMEOUT:-570} s)"
-    return $rc
+    [ $rc -eq 5 ] && rc=0  # none here (all:kernels)
+    local left=${TEST_TIMEOUT:-$((565 - SECONDS))}  # SIGINT then, SIGKILL 15 s later: the log is back by ~580 s
+    echo "=== the rest, ${GPU_TEST_WORKERS:-8} workers ($((SECONDS)) s; stopped after $left s)"
+    timeout -s INT -k 15 "$left" python3 "${common[@]}" -m "gpu and not alone" -n "${GPU_TEST_WORKERS:-8}" \
+        --dist loadgroup "$@"
+    local rest=$?
+    echo "# pytest exit status $rc (alone), $rest (the rest; 124 or 130: stopped after $left s), at $SECONDS s"
+    [ $rc -eq 0 ] && [ $rest -eq 0 ]
 }
 
 gpu_host() {  # the host part of a result's file name (bench/common.host_slug): h200, h200x2
@@ -90,10 +116,17 @@ print(host_slug(names[:1] or ["unknown"]) + (f"x{len(names)}" if len(names) > 1 
 }
 
 for arg in "$@"; do
-    if [ "$arg" = all ]; then
-        log="$out/gpu-tests-$(gpu_host)-$commit-$(date -u +%F).log"  # bench/results/gpu-tests/'s name
-        echo "=== every GPU test: pytest -m gpu tests"
-        every_gpu_test > "$log" 2>&1 || status=1
+    if [ "${arg%%:*}" = all ]; then
+        label=""; suite=(tests)
+        case $arg in
+            all) ;;
+            all:kernels) label=-kernels; suite=(tests/field tests/curve tests/ntt) ;;
+            all:rest) label=-rest; suite=(tests --ignore=tests/field --ignore=tests/curve --ignore=tests/ntt) ;;
+            *) echo "unknown section $arg (all, all:kernels, all:rest)"; status=1; continue ;;
+        esac
+        log="$out/gpu-tests-$(gpu_host)-$commit-$(date -u +%F)$label.log"  # bench/results/gpu-tests/'s name
+        echo "=== GPU tests ($arg): pytest -m gpu ${suite[*]}"
+        every_gpu_test "${suite[@]}" > "$log" 2>&1 || status=1
         if grep -Eq "^SKIPPED|[0-9]+ skipped" "$log"; then
             echo "FAILED: GPU tests skipped on the GPU (the SKIPPED lines of $log say why)"; status=1
         fi

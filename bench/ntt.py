@@ -4,7 +4,7 @@ by side in one run, against the arithmetic and memory floors measured in the sam
 Per size (default 2^20, 2^22, 2^24, 2^26), on one resident vector, in place:
 - checks first, on the device: at 2^10 every kernel against reference.py (Python ints) for
   ntt, intt, coset_ntt, coset_intt and shift_to_coset; at each benchmark size every kernel
-  against radix2 (the kernel measured before, bench/NOTES.md) on the same input, limb for
+  against radix2 (gpu_pass: one radix-2 stage per trip, the baseline) on the same input, limb for
   limb (at 2^26: ntt, coset_ntt and shift_to_coset only, to save the host copies);
 - the upload of the vector from pinned memory (``ntt_fr_logK_upload``: upload + ntt);
 - ntt and coset_ntt per kernel, and (at --phase-sizes, 2^20-2^24 by default: 2^26's

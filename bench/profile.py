@@ -1,4 +1,4 @@
-"""The hot kernels under Nsight Compute: what CUDA events cannot say (bench/NOTES.md).
+"""The hot kernels under Nsight Compute: what CUDA events cannot say.
 
 The NTT's pass runs at ~1.8x its product floor and the MSM's accumulation below its add
 rate; their stall reasons, issue rates and memory traffic say why. This runs, after a

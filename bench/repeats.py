@@ -1,7 +1,7 @@
 """Merge repeated runs of one benchmark from one call into a single record per name.
 
-A headline figure counts once it reproduces: three runs in one call, the spread reported
-(bench/NOTES.md). bench/gpu_check.sh's kernels section runs a step given again as
+A headline figure counts once it reproduces: three runs in one call, the spread reported.
+bench/gpu_check.sh's kernels section runs a step given again as
 msm.json, msm-2.json, ...; this keeps, per record name, the median of the runs' values as
 ``value``, with ``params.repeat_medians`` (each run's value, in run order),
 ``params.spread_pct`` ((max - min) / median, %) and ``params.call``, then appends the

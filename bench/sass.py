@@ -1,7 +1,7 @@
 """The hot kernels' machine code (SASS) and its instruction mix, for counting on the device.
 
 The NTT's radix-4 pass and the MSM's accumulation run below what their products alone
-would allow (bench/NOTES.md): the next question is which instructions the rest is. This
+would allow: the next question is which instructions the rest is. This
 compiles (from the kernel cache) the kernels a tiny NTT and tiny G1/G2 MSMs launch, then
 writes each one's SASS (``Dispatcher.inspect_sass``: nvdisasm, on the H200 image) to
 ``--out``/<kernel>.sass and the count of every opcode (the mnemonic before the first dot:

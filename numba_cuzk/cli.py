@@ -223,13 +223,16 @@ def _print_kernels(as_json: bool) -> None:
     table = Table(title=f"kernels ({len(rows)}): kernel cache {kernel_cache.cache_dir()}",
                   caption="template: the def the kernel is made from (kernel_cache.specialize binds its free names); "
                           f"registers per thread on {here or 'the first GPU target cached'}")
-    for column in ("kernel", "template", "binds", "registers", "cached for", "origin"):
-        table.add_column(column, justify="right" if column == "registers" else "left")
+    for column in ("kernel", "template", "binds", "registers", "cached for", "origin"):  # the names one follows: never cut
+        table.add_column(column, justify="right" if column == "registers" else "left",
+                         no_wrap=column in ("kernel", "template"))
     for row in rows:
         binds = ", ".join(f"{name} {where.removeprefix('numba_cuzk/')}" for name, where in row.bindings.items())
         table.add_row(row.name, row.source, binds, kernel_report.registers_text(row, here),
                       " ".join(sorted(row.targets)) or "-", row.origin)
-    console.print(table)
+    # piped (`| grep accumulate_g2`): a line per kernel, as wide as it needs, not the 80 columns of no terminal
+    wide = console.measure(table, options=console.options.update(width=10**4)).maximum
+    (console if console.is_terminal else Console(width=wide)).print(table)
 
 
 def _key_shape(zkey: str | None, circuit: str, log_constraints: int):

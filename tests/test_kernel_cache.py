@@ -65,6 +65,7 @@ def test_second_process_compiles_nothing(tmp_path):
 
 
 @pytest.mark.gpu
+@pytest.mark.slow  # the first process compiles a proof's kernels into an empty folder: 95-190 s on the H200
 @pytest.mark.skipif(SIMULATOR, reason="the simulator compiles no machine code: nothing to cache")
 def test_second_process_compiles_nothing_on_the_gpu(tmp_path):
     first, _ = run(PROOF.format(gpu=True), tmp_path)

@@ -25,7 +25,7 @@ from numba_cuzk.commands import compile as tasks
 from numba_cuzk.commands import progress
 
 # Seconds to compile one CPU kernel on the idle 2-core CPU machine (a first 2^14 CPU
-# prove compiled 16 kernels in ~60-74 s, 2026-12-03), and the GPU kernels' compile on the
+# prove compiled 16 kernels in ~60-74 s), and the GPU kernels' compile on the
 # H200's 16 cores (`numba-cuzk compile`: 59.2 s, bench/results): what the estimates scale from.
 CPU_KERNEL_S = 4.0
 GPU_COMPILE_CORE_S = 59.2 * 16

@@ -138,26 +138,29 @@ cuda_extending.overload(_table_entry, inline="always")(lambda buf, table, col: l
 
 
 # The three templates below read ``body`` (_body's per-point function), which
-# kernel_cache.specialize binds per instance (_mul_pair): _multiply_each_gpu is
-# fixed_base_mul_g1 (and fixed_base_mul_g2 in the simulator), _multiply_pairs_gpu is
-# fixed_base_mul_g2 on lane pairs, _multiply_each_cpu is fixed_base_mul_g1_cpu and
-# fixed_base_mul_g2_cpu. This placeholder is never compiled.
+# kernel_cache.specialize binds per instance (_mul_pair); each names its instances. This
+# placeholder is never compiled.
 body = None  # body(i, xyzz, scalars, table, montgomery, window)
 
 
 def _multiply_each_gpu(n, xyzz, scalars, table, montgomery, window):
+    """Template of fixed_base_mul_g1 (and of fixed_base_mul_g2 in the simulator): point i < n
+    on thread i."""
     i = cuda.grid(1)
     if i < n:
         body(i, xyzz, scalars, table, montgomery, window)
 
 
 def _multiply_pairs_gpu(n, xyzz, scalars, table, montgomery, window):
-    i = cuda.grid(1) // 2  # point i on the lane pair 2i, 2i + 1
+    """Template of fixed_base_mul_g2 on the GPU: point i < n on the lane pair 2i, 2i + 1."""
+    i = cuda.grid(1) // 2
     if i < n:
         body(i, xyzz, scalars, table, montgomery, window)
 
 
 def _multiply_each_cpu(n, xyzz, scalars, table, montgomery, window):
+    """Template of the _cpu twins of fixed_base_mul_g1 and fixed_base_mul_g2: the points
+    i < n in parallel."""
     for i in prange(n):
         body(i, xyzz, scalars, table, montgomery, window)
 

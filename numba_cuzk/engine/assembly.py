@@ -3,9 +3,9 @@ its proof is assembled and checked (groth16.prove.assemble: Horner's rule per MS
 the pairing check; ~7.5 ms per 2^20 partition on the H200 host) here, and its GPU worker
 goes straight back to launching the next partition.
 
-Before, a worker assembled its own proof: with both workers of a device assembling, a staged
-partition waited for one of them while the device idled (the "dispatch" idle cause, 0.6 to
-4.4 ms per partition on the H200, two GPU workers per device).
+A worker that assembled its own proof was held by it: with both workers of a device
+assembling, a staged partition waited for one of them while the device idled (the
+"dispatch" idle cause, 0.6 to 4.4 ms per partition on the H200, two GPU workers per device).
 
 ``kind`` "thread" (default) assembles in threads of this process: its Python holds the GIL,
 so the launching threads wait for it meanwhile (the interpreter hands the GIL over every 5 ms).

@@ -44,49 +44,60 @@ def _launch(kernel, n: int, stream, *args) -> None:
 
 
 # The templates below (the kernels of index_kernels) read ``body``, which
-# kernel_cache.specialize binds per instance to its per-element function. Instances:
-# _gpu_each4 / _cpu_each4 as mul_sub_fr, add_fr, scale_fr, mul_powers_fr, to_montgomery_fr,
-# from_montgomery_fr, batch_inverse_fr and the same for fq (with _cpu: mul_sub_fr_cpu...);
-# _gpu_each3 / _cpu_each3 as decode_g1, decode_g2, jacobian_to_affine_gN, xyzz_to_affine_gN
-# (curve/kernels.py); _gpu_each2 / _cpu_each2 as check_g1 and (simulator) check_g2,
-# _gpu_pairs2 as check_g2 on a lane pair. This placeholder is never compiled.
+# kernel_cache.specialize binds per instance to its per-element function; each names its
+# instances (a CPU template's are the same names with _cpu). This placeholder is never compiled.
 body = None  # body(i, *arrays): item i of the kernel's arrays
 
 
 def _gpu_each2(n, a, b):
+    """Template of check_g1 (and of check_g2 in the simulator): body(i, a, b), a thread per i < n."""
     i = cuda.grid(1)
     if i < n:
         body(i, a, b)
 
 
 def _gpu_each3(n, a, b, c):
+    """Template of decode_g1, decode_g2, jacobian_to_affine_g1, jacobian_to_affine_g2,
+    xyzz_to_affine_g1 and xyzz_to_affine_g2 (curve/kernels.py): body(i, a, b, c), a thread per i < n."""
     i = cuda.grid(1)
     if i < n:
         body(i, a, b, c)
 
 
 def _gpu_each4(n, a, b, c, d):
+    """Template of mul_sub_fr, add_fr, scale_fr, mul_powers_fr, to_montgomery_fr,
+    from_montgomery_fr, batch_inverse_fr and of mul_sub_fq, add_fq, scale_fq, mul_powers_fq,
+    to_montgomery_fq, from_montgomery_fq, batch_inverse_fq: body(i, a, b, c, d), a thread per i < n."""
     i = cuda.grid(1)
     if i < n:
         body(i, a, b, c, d)
 
 
 def _cpu_each2(n, a, b):
+    """Template of the _cpu twins of check_g1 and check_g2: body(i, a, b) for i < n, in parallel."""
     for i in prange(n):
         body(i, a, b)
 
 
 def _cpu_each3(n, a, b, c):
+    """Template of the _cpu twins of decode_g1, decode_g2, jacobian_to_affine_g1,
+    jacobian_to_affine_g2, xyzz_to_affine_g1 and xyzz_to_affine_g2: body(i, a, b, c) for
+    i < n, in parallel."""
     for i in prange(n):
         body(i, a, b, c)
 
 
 def _cpu_each4(n, a, b, c, d):
+    """Template of the _cpu twins of mul_sub_fr, add_fr, scale_fr, mul_powers_fr,
+    to_montgomery_fr, from_montgomery_fr, batch_inverse_fr and of mul_sub_fq, add_fq,
+    scale_fq, mul_powers_fq, to_montgomery_fq, from_montgomery_fq, batch_inverse_fq:
+    body(i, a, b, c, d) for i < n, in parallel."""
     for i in prange(n):
         body(i, a, b, c, d)
 
 
 def _gpu_pairs2(n, a, b):
+    """Template of check_g2 on the GPU: body(i, a, b) on the lane pair 2i, 2i + 1 (2n threads)."""
     i = cuda.grid(1) // 2
     if i < n:
         body(i, a, b)

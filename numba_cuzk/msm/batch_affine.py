@@ -165,9 +165,10 @@ def sum_buckets(points, start, count, inverses, denominators, specials):
 
 
 def bucket_shares(bases, digits, c, slices, shares):
-    """Template: bases (n, 2L) rows; shares[w * slices + s] (4L,) XYZZ <- bucket slice s's
-    share of window w's sum: for buckets lo..hi-1, total = sum (b - lo + 1) B_b by running
-    sums (runs of empty buckets as one multiple), plus lo * sum B_b."""
+    """Template of bucket_shares_g1_cpu and bucket_shares_g2_cpu (msm/cpu.py): bases (n, 2L)
+    rows; shares[w * slices + s] (4L,) XYZZ <- bucket slice s's share of window w's sum: for
+    buckets lo..hi-1, total = sum (b - lo + 1) B_b by running sums (runs of empty buckets as
+    one multiple), plus lo * sum B_b."""
     buckets = 1 << (c - 1)
     width = -(-buckets // slices)
     for task in prange(shares.shape[0]):

@@ -247,11 +247,18 @@ def split_reference(scalars: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------------------
 # the selected sums (one kernel per curve: sum_selected_g1, sum_selected_g2)
 
+# Names sum_selected reads, bound per curve by kernel_cache.specialize (_selected_kernel);
+# these placeholders are never compiled.
+X = A = LANES = 0  # limbs of an XYZZ and an affine point; threads per point (2: a lane pair)
+base_in_memory = True  # one thread per point reads its base in place (G1); a lane pair loads it
+load = store = None  # PointOps.load(out, arr, i, coords) / .store(arr, i, p, coords)
+xyzz_set_identity = add_mixed = None  # PointOps.xyzz_set_identity(p), .xyzz_add_mixed(out, p, q)
+
 
 def sum_selected(bases, selected, totals, first, per, points):
-    """Template: item g < selected_items(len(selected), per) <- the XYZZ sum of
-    bases[:, selected[s] - first] over s in [g per, (g + 1) per), s < totals[0],
-    selected[s] >= first (points[:, g]; identity when none)."""
+    """Template of sum_selected_g1 and sum_selected_g2: item g < selected_items(len(selected),
+    per) <- the XYZZ sum of bases[:, selected[s] - first] over s in [g per, (g + 1) per),
+    s < totals[0], selected[s] >= first (points[:, g]; identity when none)."""
     acc = local_u32(X)
     base = local_u32(A)
     ahead = local_u32(A)

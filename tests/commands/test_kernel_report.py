@@ -4,6 +4,8 @@ registers read from a cubin without a GPU."""
 from __future__ import annotations
 
 import inspect
+import re
+import sys
 from pathlib import Path
 
 from numba_cuzk import kernel_cache
@@ -43,6 +45,41 @@ def test_every_kernel_in_the_registry_resolves_to_its_source_line():
     assert accumulate.source.startswith("numba_cuzk/msm/kernels.py:")
     assert accumulate.bindings["add_mixed"].startswith("numba_cuzk/curve/xyzz.py:")  # the formula itself
     assert by_name["add_fr"].bindings["body"].startswith("numba_cuzk/field/kernels.py:")
+
+
+def test_every_template_names_its_instances_and_declares_what_specialize_binds():
+    """From a template to its kernels too: the docstring of the function a kernel_cache.specialize
+    instance is made from names the instance (a ``_cpu`` twin by its name or its GPU kernel's), and each
+    bound name the template reads is declared in its module (a documented placeholder), so
+    that a reader and a linter see where it comes from."""
+    define_every_kernel()
+    unnamed, undeclared = set(), set()
+    for kernel in kernel_cache._KERNELS:
+        fn = kernel.py_func
+        bound = getattr(fn, "__bindings__", ())
+        if not bound:
+            continue
+        template = f"{kernel_report.source_line(fn)} {fn.__code__.co_name}"
+        names = {fn.__qualname__, fn.__qualname__.removesuffix("_cpu")}
+        if not any(re.search(rf"\b{re.escape(name)}\b", fn.__doc__ or "") for name in names):
+            unnamed.add(f"{template}: {fn.__qualname__}")
+        module = vars(sys.modules[fn.__module__])
+        undeclared |= {f"{template}: {name}" for name in set(bound) & set(fn.__code__.co_names) if name not in module}
+    assert not unnamed, f"templates whose docstring does not name these instances: {sorted(unnamed)}"
+    assert not undeclared, f"names bound by specialize with no module-level placeholder: {sorted(undeclared)}"
+
+
+def test_info_kernels_piped_keeps_a_kernel_on_one_line():
+    """Piped (no terminal: 80 columns), `numba-cuzk info --kernels | grep accumulate_g2`
+    still gives the kernel, its template's file:line and the formula bound into it."""
+    from typer.testing import CliRunner
+
+    from numba_cuzk.cli import app
+
+    done = CliRunner().invoke(app, ["info", "--kernels"])
+    assert done.exit_code == 0, done.output
+    (line,) = [text for text in done.output.splitlines() if " accumulate_g2 " in text]
+    assert re.search(r"numba_cuzk/msm/kernels\.py:\d+ .*add_mixed curve/xyzz\.py:\d+", line), line
 
 
 def test_registers_are_read_from_a_cubin():

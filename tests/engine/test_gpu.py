@@ -65,6 +65,7 @@ def test_kernel_trace_on_the_gpu(tmp_path):
         _phases_and_starts(timeline)
 
 
+@pytest.mark.alone  # GPM counts every process's kernels: another test's would break the bound on SM active
 def test_counters_on_the_gpu(tmp_path):
     """NVML GPM beside CUPTI: contiguous 100 ms samples on the host clock, SM activity seen
     while kernels run, and the stack's SM active no more than its kernel time (the samples

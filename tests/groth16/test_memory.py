@@ -245,6 +245,7 @@ def test_info_plan_command(tmp_path):
 
 
 @pytest.mark.gpu
+@pytest.mark.alone  # used_bytes is every process's: another test's allocations would count as this Prover's
 @pytest.mark.skipif(SIMULATOR, reason="2^20: the H200 only")
 def test_prover_at_log20_under_a_budget_that_leaves_b2_out():
     """bit_heavy 2^20 with a budget 1 byte short of the resident plan: B2 streams in 4

@@ -24,7 +24,11 @@ from numba_cuzk.msm.plan import make_plan
 from tests.conftest import SIMULATOR
 from tests.msm import inputs
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(SIMULATOR, reason="2^24-2^27 points: on a GPU only (-m gpu)")]
+# one worker holds the 2^27 bases (12.9 GB, 38.7 GB while fixed_base_mul builds them) and
+# the MSM workspaces of 2^24-2^27 (38 GB, cached per plan): under pytest-xdist, once per worker
+# would not fit the device, so the module is one group (--dist loadgroup, bench/gpu_check.sh)
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(SIMULATOR, reason="2^24-2^27 points: on a GPU only (-m gpu)"),
+              pytest.mark.xdist_group("closed_form")]
 R = FR.modulus
 BLOCK = 16  # a product is < 2^32 x 2^27 = 2^59: sums of 16 fit uint64
 
