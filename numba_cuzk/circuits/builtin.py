@@ -38,6 +38,10 @@ HASH_ROUNDS = 4  # full rounds of merkle_path's hash
 MERKLE_WIDTH = 3  # build()'s hash state width: Poseidon's t = 3 for a 2-to-1 hash
 WORD_BITS = 32
 BIT_HEAVY_WORDS = 16  # build()'s state: SHA-256's message schedule holds 16 words
+# The bit/tail split's tail for bit_heavy (msm/bits.py): all its wires but 2 x 16 words
+# hold 0 or 1, so any tail >= 32 serves; 2^16 is the one measured on the H200 (a tail's
+# Pippenger is planned for its capacity: c = 13, ~1 ms per MSM).
+BIT_HEAVY_TAIL = 1 << 16
 ROTATIONS = (7, 18)  # bit_heavy's word rotations (two of SHA-256's sigma0 amounts)
 SBOX_CONSTRAINTS = 3  # x^5 as x2 = x*x, x4 = x2*x2, x5 = x4*x
 # Round constants are part of a circuit, not of its inputs: drawn from this fixed seed,
@@ -472,6 +476,7 @@ class _Family:
     constraints: Callable[[int], int]
     make: Callable[[int, int], tuple[R1CS, np.ndarray]]  # (steps, seed)
     witness: Callable[[int, int], np.ndarray]  # (steps, seed): make's witness alone
+    tail: int | None = None  # the bit/tail split's tail for its witnesses (None: dense, no split)
 
     def steps_within(self, budget: int) -> int:
         fixed = self.constraints(0)
@@ -485,7 +490,7 @@ _FAMILIES = {
                       lambda depth, seed: merkle_witness(depth, MERKLE_WIDTH, seed)),
     "bit_heavy": _Family(BIT_HEAVY_WORDS, lambda rounds: bit_heavy_constraints(BIT_HEAVY_WORDS, rounds),
                          lambda rounds, seed: bit_heavy(BIT_HEAVY_WORDS, rounds, seed),
-                         lambda rounds, seed: bit_heavy_witness(BIT_HEAVY_WORDS, rounds, seed)),
+                         lambda rounds, seed: bit_heavy_witness(BIT_HEAVY_WORDS, rounds, seed), BIT_HEAVY_TAIL),
 }
 CIRCUITS = tuple(_FAMILIES)
 
@@ -505,6 +510,15 @@ def witness(name: str, log_constraints: int, seed: int = 0) -> np.ndarray:
     near twice that; the witness is 4.3 GB)."""
     family, steps = _family_steps(name, log_constraints)
     return family.witness(steps, seed)
+
+
+def split_tail(name: str) -> int | None:
+    """The bit/tail split's tail (groth16.prove.Prover's ``tail``) that every witness of
+    circuit ``name`` fits: its scalars other than 0 and 1 are at most this many; None for
+    circuits whose witnesses are dense (mimc, merkle), which the plain MSMs serve."""
+    if name not in _FAMILIES:
+        raise ValueError(f"unknown circuit {name!r}; one of {', '.join(CIRCUITS)}")
+    return _FAMILIES[name].tail
 
 
 def key_shape(name: str, log_constraints: int) -> KeyShape:

@@ -214,6 +214,22 @@ def test_bit_heavy_witness_is_mostly_zeros_and_ones():
 
 
 @pytest.mark.parametrize("name", circuits.CIRCUITS)
+def test_split_tail_holds_every_non_bit_scalar(name):
+    """A circuit's split_tail (the bit/tail split's capacity) is at least its witnesses'
+    count of scalars other than 0 and 1, whatever the seed; dense circuits have none."""
+    tail = circuits.split_tail(name)
+    if name != "bit_heavy":
+        assert tail is None
+        return
+    for seed in range(4):
+        witness = circuits.witness(name, 12, seed)
+        others = int((witness[1:].any(axis=0) | (witness[0] > 1)).sum())
+        assert 0 < others <= 2 * circuits.BIT_HEAVY_WORDS <= tail
+    with pytest.raises(ValueError, match="unknown circuit 'sha'"):
+        circuits.split_tail("sha")
+
+
+@pytest.mark.parametrize("name", circuits.CIRCUITS)
 def test_build_fills_the_domain(name):
     k = 12
     r1cs, witness = circuits.build(name, k, seed=6)
