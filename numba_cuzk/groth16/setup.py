@@ -34,7 +34,7 @@ from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its fir
 from numba import cuda
 
 from numba_cuzk import backend
-from numba_cuzk.curve.fixed_base import fixed_base_mul, fixed_base_table
+from numba_cuzk.curve.fixed_base import WINDOW, best_window, fixed_base_mul, fixed_base_table, widen
 from numba_cuzk.curve.layout import limbs_to_points
 from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.point_major import point_major
@@ -86,7 +86,7 @@ def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None,
                      streamed=streamed, slots=slots, tail=tail)
     with step("scalars"):
         scalars, ic_scalars = _query_scalars(a, r1cs, t, log_n, on_device=gpu)
-    mul = _FixedBase(gpu)
+    mul = _FixedBase(gpu, {"G1": 3 * m + n, "G2": m})
     # the host- and pinned-memory queries first, while the device holds no query yet; each
     # query's scalars dropped once it is made (at 2^27 each is 4.3 GB of host memory)
     queries = {}
@@ -210,17 +210,25 @@ def _coefficients(a: SparseMatrix, b: SparseMatrix) -> Coefficients:
 
 class _FixedBase:
     """Montgomery scalars (host, or device on the GPU) -> affine multiples of a curve's
-    generator, (2L, k) uint32 where asked: "host" (numpy), "pinned" (pinned numpy) or "device" (a device array, GPU only);
-    pinned and device ones point-major, as the MSM reads them (curve/point_major.py)."""
+    generator, (2L, k) uint32 where asked: "host" (numpy), "pinned" (pinned numpy) or
+    "device" (a device array, GPU only); pinned and device ones point-major, as the MSM
+    reads them (curve/point_major.py). ``points``: how many products each curve will do
+    (by name; default none), which sets its table's window (fixed_base.best_window)."""
 
-    def __init__(self, gpu: bool) -> None:
-        self.gpu = gpu
+    def __init__(self, gpu: bool, points: dict[str, int] | None = None) -> None:
+        self.gpu, self.points = gpu, points or {}
         self.tables: dict = {}
 
-    def __call__(self, scalars: np.ndarray, curve: CurveParams, place: str = "host"):
+    def table(self, curve: CurveParams):
+        """The curve's table, made on first use: the host's WINDOW table, widened."""
         if curve.name not in self.tables:
-            self.tables[curve.name] = fixed_base_table(curve.generator, curve, to_device=self.gpu)
-        table = self.tables[curve.name]
+            table = fixed_base_table(curve.generator, curve, to_device=self.gpu)
+            window = best_window(self.points.get(curve.name, 0))
+            self.tables[curve.name] = table if window == WINDOW else widen(table, curve, window)
+        return self.tables[curve.name]
+
+    def __call__(self, scalars: np.ndarray, curve: CurveParams, place: str = "host"):
+        table = self.table(curve)
         shape = (2 * curve.limbs, scalars.shape[1])
         if not self.gpu:
             return fixed_base_mul(np.empty(shape, np.uint32), np.ascontiguousarray(scalars), table, curve,
