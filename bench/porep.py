@@ -92,7 +92,7 @@ def make_key(args, tail: int | None, gpu: bool, slots: int, device: str, params:
     build_s = time.perf_counter() - start
     steps: dict[str, float] = {}
     start = time.perf_counter()
-    pk = setup(r1cs, gpu=gpu, resident=gpu, slots=slots, tail=tail if gpu else None, steps_ms=steps)
+    pk = setup(r1cs, gpu=gpu, resident=gpu, slots=slots, tail=tail, steps_ms=steps)
     setup_s = time.perf_counter() - start
     del r1cs
     print(f"porep: {args.circuit} at 2^{args.log} built in {build_s:.1f} s, set up in {setup_s:.1f} s "
@@ -108,8 +108,8 @@ def single_prover(args, pk, witness, tail: int | None, gpu: bool, device: str, s
     """Step 2: one Prover's proofs (bench.groth16.bench_prover's records), then its device
     memory freed back to the key's (RuntimeError if it is not: the engine's plan would not fit)."""
     before = memory.used_bytes()
-    records = bench_prover(pk, witness, args.log, args.circuit, gpu, args.prove_runs, device, None, gpu,
-                           tail if gpu else None, {"setup_s": round(setup_s, 2), "from": "bench.porep"})
+    records = bench_prover(pk, witness, args.log, args.circuit, gpu, args.prove_runs, device, None, gpu, tail,
+                           {"setup_s": round(setup_s, 2), "from": "bench.porep"})
     common.write(records, "porep", args.out)
     free_device_caches()
     after = memory.used_bytes()
@@ -198,8 +198,9 @@ def main(argv=None) -> None:
     gpu = backend.cuda_available()
     device = common.gpu_name() if gpu else common.cpu_name()
     tail = split_tail(args.circuit) if args.tail is None else (None if args.tail == "none" else int(args.tail))
+    tail = tail if gpu else None  # the CPU backend has no split
     shape = key_shape(args.circuit, args.log)
-    workers, plan = engine_plan(shape, memory.free_bytes() if gpu else None, tail if gpu else None)
+    workers, plan = engine_plan(shape, memory.free_bytes() if gpu else None, tail)
     print(plan.describe(), flush=True)
     params = {"circuit": args.circuit, "log_constraints": args.log, "tail": tail, "key": "resident" if gpu else "host",
               **plan_params(plan, workers)}
