@@ -27,7 +27,8 @@
 #   proofs (prove_log27_split, _device_ms, _peak_gpu_gb), then 3 jobs of 10 partitions through the
 #   engine, queued behind a 2-partition warm-up (porep_s_per_proof, _kernel_ms_per_partition,
 #   device busy); peak host memory from /usr/bin/time; to $OUT: porep.json, porep.log, the timeline
-#   report and PNG, porep-extra.tgz (the timelines, the compile log)
+#   report and PNG, porep-extra.tgz (the timelines, the compile log); POREP_ARGS adds bench.porep
+#   options (a dry run on the CPU: POREP_DEADLINE=3000 POREP_ARGS="--log 12 --partitions 3")
 #   bench/gpu_check.sh COMMIT kernels     the kernel figures of issue 18 in one call (~5 min): `numba-cuzk
 #   compile`, the peer (bench/peer/sppark.sh, when peer/sppark is carried: sppark's NTT and field
 #   products, the ntt and field records' peer), bench.msm (G1 2^20, 2^24 with and without upload; G2 2^16, 2^20; beside the plan's:
