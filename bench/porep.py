@@ -15,8 +15,8 @@ partitions of a 2^27 bit-heavy circuit through the engine, and one Prover's proo
    warm-up proof, then --prove-runs proofs of seed 0's witness: prove_logK[_split] (ms,
    wall, median; params: min/median/max, each phase's median), _device_ms, _peak_gpu_gb,
    _peak_host_gb. Its buffers and the NTT tables it built are freed before the engine
-   (the engine's plan counts its own), and the device memory in use is checked back at
-   the key's.
+   (the engine's plan counts its own), and the engine's Prover is planned again on the
+   memory then free (KeyTooLarge before the engine starts if it does not fit).
 3. The engine: a warm-up job of --warmup partitions and --jobs jobs submitted together,
    so that the jobs' synthesis runs while the warm-up proves (bench.engine.engine_run's
    ``continuous``: the queue never runs dry, as for a prover serving a stream of jobs;
@@ -61,6 +61,7 @@ from numba_cuzk.circuits.builtin import key_shape, split_tail
 from numba_cuzk.engine import EngineConfig
 from numba_cuzk.engine.workload import circuit_partitions, circuit_warmup
 from numba_cuzk.groth16 import memory
+from numba_cuzk.groth16.prove import placed_queries
 from numba_cuzk.groth16.setup import setup
 from numba_cuzk.timeline import analysis, reader
 from numba_cuzk.timeline.reader import Timeline
@@ -104,20 +105,20 @@ def make_key(args, tail: int | None, gpu: bool, slots: int, device: str, params:
     return pk, witness, setup_s
 
 
-def single_prover(args, pk, witness, tail: int | None, gpu: bool, device: str, setup_s: float) -> None:
+def single_prover(args, pk, witness, tail: int | None, gpu: bool, device: str, setup_s: float, slots: int) -> None:
     """Step 2: one Prover's proofs (bench.groth16.bench_prover's records), then its device
-    memory freed back to the key's (RuntimeError if it is not: the engine's plan would not fit)."""
+    memory freed, and the engine's Prover (``slots``) planned again on what is free now:
+    memory.KeyTooLarge here, before the engine starts, if it no longer fits."""
     before = memory.used_bytes()
     records = bench_prover(pk, witness, args.log, args.circuit, gpu, args.prove_runs, device, None, gpu, tail,
                            {"setup_s": round(setup_s, 2), "from": "bench.porep"})
     common.write(records, "porep", args.out)
     free_device_caches()
-    after = memory.used_bytes()
-    if before is not None:
-        print(f"porep: device memory in use {before / GB:.2f} GB before the Prover, {after / GB:.2f} GB after it",
-              flush=True)
-        if after - before > memory.MARGIN_BYTES // 2:
-            raise RuntimeError(f"the single Prover left {(after - before) / GB:.2f} GB on the device")
+    if gpu:
+        print(f"porep: device memory in use {before / GB:.2f} GB before the Prover, {memory.used_bytes() / GB:.2f} GB "
+              f"after it", flush=True)
+        memory.plan_memory(memory.KeyShape.of(pk), memory.free_bytes(), slots=slots, placed=placed_queries(pk),
+                           tail=tail)
 
 
 def free_device_caches() -> None:
@@ -206,7 +207,7 @@ def main(argv=None) -> None:
               **plan_params(plan, workers)}
     pk, witness, setup_s = make_key(args, tail, gpu, plan.slots, device, params)
     if args.prove_runs:
-        single_prover(args, pk, witness, tail, gpu, device, setup_s)
+        single_prover(args, pk, witness, tail, gpu, device, setup_s, plan.slots)
     del witness
     with tempfile.TemporaryDirectory() as scratch:
         witness_bytes = 32 * pk.n_vars
