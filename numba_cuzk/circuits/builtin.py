@@ -31,6 +31,7 @@ from numba_cuzk.field.target import local_u32
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
 from numba_cuzk.groth16.shape import KeyShape
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
+from numba import prange
 from numba_cuzk.kernel_cache import cpu_kernel
 
 ONE_WIRE = 0
@@ -60,11 +61,35 @@ _load, _store, _copy, _add, _sub, _mul, _sqr, _set_zero, _set_one = (
 
 @dataclass(frozen=True)
 class _Rows:
-    """The rows of one matrix in one block, each with ``terms`` terms: wires (rows, terms)
-    int64 and coefficients (8, rows, terms) uint32 canonical Fr."""
+    """The rows of one matrix in one block, each the same ``terms``: (wire, coefficient)
+    pairs, a wire an id or (rows,) int64 ids, a coefficient an int or (8, rows) (or (8, 1):
+    one for every row) uint32 canonical limbs. Kept as given until ``_matrix`` writes them into the matrix's CSR
+    arrays in place (an R1CS of 2^27 constraints holds ~20 GB of terms: materialized per
+    block, then concatenated, they were written twice)."""
 
-    wires: np.ndarray
-    coefficients: np.ndarray
+    rows: int
+    terms: tuple[tuple[int | np.ndarray, int | np.ndarray], ...]
+
+    def write(self, wires: np.ndarray, coefficients: np.ndarray) -> None:
+        """Into ``wires`` (rows, terms) and ``coefficients`` (8, rows, terms) (views of the
+        matrix's arrays), a term at a time on all cores (_write_term)."""
+        for t, (wire, coefficient) in enumerate(self.terms):
+            ids = np.broadcast_to(np.asarray(wire, dtype=np.int64), (self.rows,))
+            if not isinstance(coefficient, np.ndarray):
+                coefficient = to_limbs([coefficient], FR, reduce=True)
+            _write_term(wires, coefficients, t, ids, np.broadcast_to(coefficient, (_N, self.rows)))
+
+
+@cpu_kernel(symbols=False, parallel=True)
+def _write_term(wires, coefficients, t, ids, coefficient):
+    """Term ``t`` of every row: wires[i, t] = ids[i], coefficients[:, i, t] = coefficient[:, i]
+    (any strides: a constant's are 0). numpy's strided assignments ran on one core at
+    ~1 GB/s; an R1CS of 2^27 constraints writes ~20 GB of terms."""
+    for i in prange(wires.shape[0]):
+        wires[i, t] = ids[i]
+    for k in range(coefficients.shape[0]):  # a limb at a time: one stream of writes, not 8
+        for i in prange(wires.shape[0]):
+            coefficients[k, i, t] = coefficient[k, i]
 
 
 _Block = tuple[_Rows, _Rows, _Rows]  # A, B, C of the same rows
@@ -73,15 +98,7 @@ _Coefficient = int | np.ndarray  # one int for every row, or (8, rows) canonical
 
 def _lc(rows: int, *terms: tuple[int | np.ndarray, _Coefficient]) -> _Rows:
     """Rows of sum(coefficient * wire): each term is (wire id or (rows,) ids, coefficient)."""
-    wires = np.empty((rows, len(terms)), dtype=np.int64)
-    coefficients = np.empty((_N, rows, len(terms)), dtype=np.uint32)
-    for t, (wire, coefficient) in enumerate(terms):
-        wires[:, t] = wire
-        if isinstance(coefficient, np.ndarray):
-            coefficients[:, :, t] = coefficient
-        else:
-            coefficients[:, :, t] = to_limbs([coefficient], FR, reduce=True)
-    return _Rows(wires, coefficients)
+    return _Rows(rows, terms)
 
 
 def _packed(bits: np.ndarray) -> list[tuple[np.ndarray, int]]:
@@ -104,15 +121,21 @@ def _boolean(bits: np.ndarray) -> _Block:
 
 
 def _matrix(parts: list[_Rows]) -> SparseMatrix:
-    """CSR of the parts' rows, part after part."""
-    lengths = np.concatenate([np.full(p.wires.shape[0], p.wires.shape[1], dtype=np.int64) for p in parts])
-    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    return SparseMatrix(
-        indptr=indptr,
-        indices=np.concatenate([p.wires.reshape(-1) for p in parts]).astype(np.uint32),
-        values=np.concatenate([p.coefficients.reshape(_N, -1) for p in parts], axis=1),
-    )
+    """CSR of the parts' rows, part after part, each written in place."""
+    indptr = np.zeros(sum(p.rows for p in parts) + 1, dtype=np.int64)
+    row = 0
+    for p in parts:  # each part's rows hold len(p.terms) terms
+        indptr[row + 1:row + p.rows + 1] = indptr[row] + len(p.terms) * np.arange(1, p.rows + 1, dtype=np.int64)
+        row += p.rows
+    nnz = int(indptr[-1])
+    indices, values = np.empty(nnz, dtype=np.uint32), np.empty((_N, nnz), dtype=np.uint32)
+    start = 0
+    for p in parts:
+        end = start + p.rows * len(p.terms)
+        p.write(indices[start:end].reshape(p.rows, len(p.terms)),
+                values[:, start:end].reshape(_N, p.rows, len(p.terms)))
+        start = end
+    return SparseMatrix(indptr=indptr, indices=indices, values=values)
 
 
 def _r1cs(n_wires: int, n_public: int, blocks: list[_Block]) -> R1CS:
