@@ -138,7 +138,9 @@ for arg in "$@"; do
         # stopped inside the call, 30 s kept for the report: the engine's own timeline (engine-porep.jsonl,
         # or its live .engine-porep.jsonl.*.tmp if cut short) keeps every event up to then, and the
         # records of the stages that ended are in porep.json
-        NUMBA_DISABLE_PERFORMANCE_WARNINGS=1 timeout "$(( ${POREP_DEADLINE:-560} - (SECONDS - start) - 30 ))" \
+        left=$(( ${POREP_DEADLINE:-560} - (SECONDS - start) - 30 ))
+        [ "$left" -gt 0 ] || { left=1; status=1; echo "FAILED: no time left for bench.porep"; }
+        NUMBA_DISABLE_PERFORMANCE_WARNINGS=1 timeout "$left" \
             /usr/bin/time -v python3 -m bench.porep --synthesis $kind --timeline "$out/timeline-porep.jsonl" \
             --engine-timeline "$scratch/engine-porep.jsonl" --out "$out/porep.json" ${POREP_ARGS:-} > "$out/porep.log" 2>&1 \
             || status=1

@@ -29,12 +29,16 @@ partitions of a 2^27 bit-heavy circuit through the engine, and one Prover's proo
    (ceil(synthesis ms / kernel ms), the timeline's balance). Every proof is verified in
    the engine.
 
-Witnesses in flight are bounded by --in-flight (default 10: 43 GB at 2^27; synthesis takes
-~11 s a partition on one core, the GPU ~1.6 s, so ~7 must be under way at once).
+Witnesses in flight are bounded by --in-flight (default 9: 38 GB at 2^27, in /dev/shm or
+being made). A synthesis worker spends ~11.4 s per partition at 2^27 (9.3 s making the
+witness, ~0.6 s checking it, ~1.5 s writing it to /dev/shm), the GPU ~1.6 s, so ~7 must
+be under way at once; each also holds ~2 GB of its own while it works, and the engine's
+process ~30 GB (coefficients, pinned slots) and ~25 GB more while its Prover is made:
+~110 GB at the worst moment of a 128 GB host.
 Records go to the file as each stage ends: a run cut short keeps the stages before.
 Usage:
     python3 -m bench.porep [--out FILE] [--log 27] [--partitions 10] [--jobs 3] [--warmup 2] [--workers N]
-        [--in-flight 10] [--synthesis process|thread] [--tail N|none] [--prove-runs 3] [--timeline FILE]
+        [--in-flight 9] [--synthesis process|thread] [--tail N|none] [--prove-runs 3] [--timeline FILE]
         [--engine-timeline FILE]
 """
 
@@ -177,7 +181,7 @@ def parse(argv) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=3, help="jobs (proofs) measured after the warm-up")
     parser.add_argument("--warmup", type=int, default=2, help="partitions of the warm-up job")
     parser.add_argument("--workers", type=int, help="synthesis processes [default: cores - 1]")
-    parser.add_argument("--in-flight", type=int, default=10, help="witnesses admitted at once (the host budget)")
+    parser.add_argument("--in-flight", type=int, default=9, help="witnesses admitted at once (the host budget)")
     parser.add_argument("--synthesis", default="process", help="synthesis workers: process (witnesses through "
                                                                "/dev/shm) or thread")
     parser.add_argument("--tail", default=None, help="the bit/tail split's tail (default: the circuit's, "

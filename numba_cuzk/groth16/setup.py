@@ -12,8 +12,10 @@ with the Lagrange basis L_j(tau) = (tau^n - 1) / n * omega^j / (tau - omega^j):
     A_i = u_i G1, B1_i = v_i G1, B2_i = v_i G2,
     IC_i = (beta u_i + alpha v_i + w_i) / gamma G1 (i <= n_public), C_i = ... / delta G1,
     H_j = L'_(2j+1)(tau) / delta G1 for the 2n-point domain's basis L' (see prove.py).
-Scalars are computed in bulk with the field kernels, points with curve/fixed_base.py
-(GPU: ~n_vars (3 G1 + 1 G2) + n G1 fixed-base products in well under a second at 2^20).
+Scalars are computed in bulk with the field kernels (on the device on the GPU path; the
+column sums' transposes on the host), points with curve/fixed_base.py (GPU: ~n_vars (3 G1
++ 1 G2) + n G1 fixed-base products in well under a second at 2^20; each curve's table as
+wide as its number of products pays for: fixed_base.best_window).
 
 ``resident=True`` (GPU) leaves each query on the device where it was made, as a device
 array in the ProvingKey, for a Prover on this device, which adopts it: nothing is copied
@@ -28,13 +30,14 @@ from __future__ import annotations
 
 import functools
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda
 
 from numba_cuzk import backend
-from numba_cuzk.curve.fixed_base import fixed_base_mul, fixed_base_table
+from numba_cuzk.curve.fixed_base import WINDOW, best_window, fixed_base_mul, fixed_base_table, widen
 from numba_cuzk.curve.layout import limbs_to_points
 from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.point_major import point_major
@@ -69,8 +72,9 @@ def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None,
     for the device memory free (at most ``memory_budget`` bytes; ``chunk``, ``streamed``,
     ``slots`` and ``tail`` as the Prover's: the engine's has gpu_workers + 1) streams in pinned
     host memory; memory.KeyTooLarge, before any work, if no plan fits. ``steps_ms`` gets
-    the wall ms of each step: scalars (the field work on the host), each query by name
-    (a, b1, b2, c, h), ic and coefficients."""
+    the wall ms of each step: scalars (the query scalars: field work, column sums), each
+    query by name (a, b1, b2, c, h), ic and coefficients (the zkey's section 4; on the
+    GPU they are made on the host beside the queries, and the step is the wait for them)."""
     r1cs.check()
     gpu = backend.cuda_available() if gpu is None else gpu
     if resident and not gpu:
@@ -86,18 +90,23 @@ def setup(r1cs: R1CS, *, gpu: bool | None = None, toxic: dict | None = None,
                      streamed=streamed, slots=slots, tail=tail)
     with step("scalars"):
         scalars, ic_scalars = _query_scalars(a, r1cs, t, log_n, on_device=gpu)
-    mul = _FixedBase(gpu)
-    # the host- and pinned-memory queries first, while the device holds no query yet; each
-    # query's scalars dropped once it is made (at 2^27 each is 4.3 GB of host memory)
-    queries = {}
-    for q in sorted(memory.QUERIES, key=lambda q: places[q] == "device"):
-        field, curve = memory.QUERIES[q]
-        with step(q):
-            queries[field] = mul(scalars.pop(q), curve, places[q])
-    with step("ic"):
-        ic = limbs_to_points(mul(ic_scalars, G1, "host"), G1)
-    with step("coefficients"):
-        coefficients = _coefficients(a, r1cs.b)
+    mul = _FixedBase(gpu, {"G1": 3 * m + n, "G2": m})
+    with ThreadPoolExecutor(1, thread_name_prefix="setup-coefficients") as host:
+        # the host's cores are idle while the GPU makes the queries (at 2^27 the
+        # coefficients were 11 s of the host's after them); on the CPU backend the queries
+        # take every core
+        pending = host.submit(_coefficients, a, r1cs.b) if gpu else None
+        # the host- and pinned-memory queries first, while the device holds no query yet;
+        # each query's scalars dropped once it is made (at 2^27 each is 4.3 GB)
+        queries = {}
+        for q in sorted(memory.QUERIES, key=lambda q: places[q] == "device"):
+            field, curve = memory.QUERIES[q]
+            with step(q):
+                queries[field] = mul(scalars.pop(q), curve, places[q])
+        with step("ic"):
+            ic = limbs_to_points(mul(ic_scalars, G1, "host"), G1)
+        with step("coefficients"):
+            coefficients = pending.result() if pending else _coefficients(a, r1cs.b)
     small = lambda ref, k: ref.mul(ref.generator, k)  # noqa: E731
     return ProvingKey(
         n_vars=m, n_public=ell, domain_size=n,
@@ -210,17 +219,25 @@ def _coefficients(a: SparseMatrix, b: SparseMatrix) -> Coefficients:
 
 class _FixedBase:
     """Montgomery scalars (host, or device on the GPU) -> affine multiples of a curve's
-    generator, (2L, k) uint32 where asked: "host" (numpy), "pinned" (pinned numpy) or "device" (a device array, GPU only);
-    pinned and device ones point-major, as the MSM reads them (curve/point_major.py)."""
+    generator, (2L, k) uint32 where asked: "host" (numpy), "pinned" (pinned numpy) or
+    "device" (a device array, GPU only); pinned and device ones point-major, as the MSM
+    reads them (curve/point_major.py). ``points``: how many products each curve will do
+    (by name; default none), which sets its table's window (fixed_base.best_window)."""
 
-    def __init__(self, gpu: bool) -> None:
-        self.gpu = gpu
+    def __init__(self, gpu: bool, points: dict[str, int] | None = None) -> None:
+        self.gpu, self.points = gpu, points or {}
         self.tables: dict = {}
 
-    def __call__(self, scalars: np.ndarray, curve: CurveParams, place: str = "host"):
+    def table(self, curve: CurveParams):
+        """The curve's table, made on first use: the host's WINDOW table, widened."""
         if curve.name not in self.tables:
-            self.tables[curve.name] = fixed_base_table(curve.generator, curve, to_device=self.gpu)
-        table = self.tables[curve.name]
+            table = fixed_base_table(curve.generator, curve, to_device=self.gpu)
+            window = best_window(self.points.get(curve.name, 0))
+            self.tables[curve.name] = table if window == WINDOW else widen(table, curve, window)
+        return self.tables[curve.name]
+
+    def __call__(self, scalars: np.ndarray, curve: CurveParams, place: str = "host"):
+        table = self.table(curve)
         shape = (2 * curve.limbs, scalars.shape[1])
         if not self.gpu:
             return fixed_base_mul(np.empty(shape, np.uint32), np.ascontiguousarray(scalars), table, curve,
