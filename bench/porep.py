@@ -30,11 +30,12 @@ partitions of a 2^27 bit-heavy circuit through the engine, and one Prover's proo
    the engine.
 
 Witnesses in flight are bounded by --in-flight (default 9: 38 GB at 2^27, in /dev/shm or
-being made). A synthesis worker spends ~11.4 s per partition at 2^27 (9.3 s making the
-witness, ~0.6 s checking it, ~1.5 s writing it to /dev/shm), the GPU ~1.6 s, so ~7 must
-be under way at once; each also holds ~2 GB of its own while it works, and the engine's
-process ~30 GB (coefficients, pinned slots) and ~25 GB more while its Prover is made:
-~110 GB at the worst moment of a 128 GB host.
+being made). A synthesis worker spends ~4 s per partition at 2^27 (the witness ~1.5 s,
+its check ~0.6 s, its write to /dev/shm ~1-1.5 s; 11.4 s before bit_heavy's rounds were a
+Numba loop), the GPU ~1.6 s, so ~3 must be under way at once; 9 leave room for a slower
+synthesis or a faster GPU. Each also holds ~2 GB of its own while it works, and the
+engine's process ~30 GB (coefficients, pinned slots) and ~25 GB more while its Prover is
+made: under ~100 GB at the worst moment of a 128 GB host.
 Records go to the file as each stage ends: a run cut short keeps the stages before.
 Usage:
     python3 -m bench.porep [--out FILE] [--log 27] [--partitions 10] [--jobs 3] [--warmup 2] [--workers N]
