@@ -166,6 +166,12 @@ def median(values) -> float:
     return statistics.median(values)
 
 
+def spread(values: list[float]) -> dict:
+    """min / median / max of a figure over its runs, for a record's params."""
+    return {"runs": len(values), "min": round(min(values), 4), "median": round(statistics.median(values), 4),
+            "max": round(max(values), 4)}
+
+
 def host_slug(devices: list[str]) -> str:
     """The host part of a result's file name: the first GPU's name without its vendor
     ("NVIDIA H200" -> "h200"; the host's CPU records go with its GPU's), else the CPU's

@@ -119,22 +119,31 @@ def sequential(pk, work: list[list], gpu: bool) -> float:
 
 
 def engine_run(pk, work: list[list], config: EngineConfig, rounds: int = 1,
-               warmup_partitions: int | None = None) -> list[tuple[float, Timeline]]:
+               warmup_partitions: int | None = None, continuous: bool = False) -> list[tuple[float, Timeline]]:
     """Per round of ``work`` (all its jobs submitted, then waited for), in one engine after a
     warm-up job (``warmup_partitions`` of the first job's; default one per synthesis worker,
     at least 2): (s per proof, the round's timeline: its jobs' events and the events of no
-    job while they ran)."""
+    job while they ran). Each round starts on an idle pipeline and pays its fill (the first
+    partitions' synthesis) unless ``continuous``: then every round's jobs are submitted
+    with the warm-up job and each round's clock runs from the end of the one before (the
+    warm-up's for the first), as for a prover whose queue never runs dry."""
     names = [[f"r{r}-job{j}" for j in range(len(work))] for r in range(rounds)]
     times = []
     warmup = warmup_partitions or max(2, config.synthesis_workers)
     with Engine(config) as engine:
-        engine.submit(Job(pk, work[0][:warmup], name=WARMUP)).result()
-        for round_names in names:
-            start = time.perf_counter()
-            futures = [engine.submit(Job(pk, job, name=name)) for job, name in zip(work, round_names)]
-            for future in futures:
+        def submit(round_names: list[str]) -> list:
+            return [engine.submit(Job(pk, job, name=name)) for job, name in zip(work, round_names)]
+
+        warm = engine.submit(Job(pk, work[0][:warmup], name=WARMUP))
+        queued = [submit(round_names) for round_names in names] if continuous else []
+        warm.result()
+        start = time.perf_counter()
+        for r, round_names in enumerate(names):
+            for future in queued[r] if continuous else submit(round_names):
                 future.result()
-            times.append((time.perf_counter() - start) / len(work))
+            end = time.perf_counter()
+            times.append((end - start) / len(work))
+            start = end
     timeline = reader.read(config.timeline_path)
     return [(s, round_timeline(timeline, set(n))) for s, n in zip(times, names)]
 
@@ -155,12 +164,6 @@ def keep_timeline(timeline: Timeline, target: str) -> None:
     lines = [json.dumps(record, separators=(",", ":")) for record in (timeline.header, *timeline.events)]
     with atomic_write(target, "w") as file:
         file.write("\n".join(lines) + "\n")
-
-
-def spread(values: list[float]) -> dict:
-    """min / median / max of a figure over the rounds, for a record's params."""
-    return {"runs": len(values), "min": round(min(values), 4), "median": round(statistics.median(values), 4),
-            "max": round(max(values), 4)}
 
 
 def staging_ms(timeline: Timeline, result: analysis.Analysis) -> tuple[float, float]:
@@ -209,7 +212,7 @@ def gw_records(rounds: list[tuple[float, Timeline]], config: EngineConfig, param
         values = [r[name][0] for r in per_round if r[name][0] is not None]
         if values:
             records.append(common.record(f"engine_{name}{suffix}", statistics.median(values), unit, device,
-                                         {**run, **spread(values)}, timing=common.CALL_LATENCY))
+                                         {**run, **common.spread(values)}, timing=common.CALL_LATENCY))
     for i, r in enumerate(per_round):
         print(f"engine gw={gw}{variant} round {i + 1}: " + ", ".join(f"{k} {v:.3f} {u}" for k, (v, u) in r.items()
                                                            if v is not None), flush=True)
@@ -233,7 +236,7 @@ def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float | Non
     run = {**params, "gpu_workers_per_device": config.gpu_workers_per_device,
            "synthesis_workers": config.synthesis_workers, "trace": config.trace, "graphs": config.graphs,
            "switch_interval_ms": config.switch_interval_ms,
-           "kernel_busy": spread(kernel), "clock": steady[0].clock,
+           "kernel_busy": common.spread(kernel), "clock": steady[0].clock,
            **{name: [None if v is None else round(v, 3) for v in values] for name, values in figures.items()}}
     traced_s = statistics.median(s for s, _ in rounds)
     for i, (a, (s, _)) in enumerate(zip(steady, rounds)):
@@ -249,7 +252,7 @@ def traced_records(rounds: list[tuple[float, Timeline]], untraced_s: float | Non
     records = [common.record(f"engine_device_busy_kernels_gw2{variant}", min(kernel), "%", device, run,
                              timing=common.CALL_LATENCY),
                common.record(f"engine_s_per_proof_traced_gw2{variant}", traced_s, "s", device,
-                             {**run, **spread([s for s, _ in rounds])}, timing=common.CALL_LATENCY)]
+                             {**run, **common.spread([s for s, _ in rounds])}, timing=common.CALL_LATENCY)]
     if overhead is not None and not variant:  # a variant's untraced twin did not run
         records.append(common.record("trace_overhead_pct", overhead, "%", device, {
             **run, "traced_s_per_proof": round(traced_s, 4), "untraced_s_per_proof": round(untraced_s, 4)},
@@ -283,7 +286,7 @@ def counter_records(rounds: list[tuple[float, Timeline]], twin_s: float | None, 
                          ("engine_pipe_util_gw2", [s.pipe_pct for s in stacks if s.pipe_pct is not None])):
         if values:
             records.append(common.record(name, statistics.median(values), "%", device,
-                                         {**run, **spread(values), "pipe": stacks[0].pipe},
+                                         {**run, **common.spread(values), "pipe": stacks[0].pipe},
                                          timing=common.CALL_LATENCY))
     if twin_s:
         overhead = 100 * (sampled_s / twin_s - 1)

@@ -33,11 +33,14 @@
 #   device-busy issue: bit_heavy 2^20, 4 jobs x 10, 15 workers, 3 rounds, CUPTI, at the
 #   engine's 0.5 ms GIL switch interval and at Python's default 5 ms; its timeline in
 #   $OUT/timeline-traced.jsonl
-#   bench/gpu_check.sh COMMIT porep       bench.porep: 2 jobs of 10 bit_heavy 2^27 partitions through
-#   the engine after a 2-partition warm-up, the key resident on the GPU (B2 streamed), peak
-#   host memory from /usr/bin/time; `numba-cuzk compile` first (~1 min into an empty cache),
-#   the key (180-200 s on the H200), then the engine's start and 22
-#   partitions (~3 min predicted): run it alone in a call
+#   bench/gpu_check.sh COMMIT porep       every figure of issue 35 from one key, alone in a call (<= 560 s,
+#   POREP_DEADLINE): `numba-cuzk compile` (~1 min into an empty cache), bench.porep: the bit_heavy
+#   2^27 key built and set up resident with the bit/tail split (its plan printed), one Prover's 3
+#   proofs (prove_log27_split, _device_ms, _peak_gpu_gb), then 3 jobs of 10 partitions through the
+#   engine, queued behind a 2-partition warm-up (porep_s_per_proof, _kernel_ms_per_partition,
+#   device busy); peak host memory from /usr/bin/time; to $OUT: porep.json, porep.log, the timeline
+#   report and PNG, porep-extra.tgz (the timelines, the compile log); POREP_ARGS adds bench.porep
+#   options (a dry run on the CPU: POREP_DEADLINE=3000 POREP_ARGS="--log 12 --partitions 3")
 #   bench/gpu_check.sh COMMIT kernels     the kernel figures of issue 18 in one call (~5 min): `numba-cuzk
 #   compile`, the peer (bench/peer/sppark.sh, when peer/sppark is carried: sppark's NTT and field
 #   products, the ntt and field records' peer), bench.msm (G1 2^20, 2^24 with and without upload; G2 2^16, 2^20; beside the plan's:
@@ -163,20 +166,33 @@ for arg in "$@"; do
         continue
     fi
     if [ "$arg" = porep ]; then
+        # issue 35 in one call, <= POREP_DEADLINE (560) s with an empty kernel cache: compile, the 2^27
+        # key (built, set up resident), one Prover's proofs, 3 jobs of 10 partitions through the engine
         echo "=== porep: bench.porep"
+        start=$SECONDS
         python3 -m numba_cuzk.cli compile > "$out/porep-compile.log" 2>&1 || status=1  # seconds when the cache is warm
-        tail -1 "$out/porep-compile.log"; df -h /dev/shm; free -g | head -2
+        echo "compile: $((SECONDS - start)) s, $(tail -1 "$out/porep-compile.log")"; df -h /dev/shm; free -g | head -2
         kind=process  # witnesses wait in /dev/shm: a small one (a container's) takes thread synthesis
-        [ "$(df --output=avail -B1G /dev/shm | tail -1)" -lt 30 ] && kind=thread
-        # stopped inside the call's limit: the engine's own timeline (engine-porep.jsonl, or its live
-        # .engine-porep.jsonl.*.tmp if cut short) keeps every event up to then
-        timeout "${POREP_TIMEOUT:-540}" /usr/bin/time -v python3 -m bench.porep --synthesis $kind \
-            --timeline "$out/timeline-porep.jsonl" --engine-timeline "$out/engine-porep.jsonl" \
-            --out "$out/porep.json" > "$out/porep.log" 2>&1 || status=1
-        grep -E "^porep|Maximum resident|Elapsed|Error" "$out/porep.log"
-        python3 -m numba_cuzk.cli timeline "$out/timeline-porep.jsonl" --window steady --png "$out/timeline-porep.png" \
-            > "$out/timeline-porep.txt" 2>&1
-        tail -30 "$out/timeline-porep.txt"
+        [ "$(df --output=avail -B1G /dev/shm | tail -1)" -lt 9 ] && kind=thread  # room for 2 witnesses at 2^27, or threads
+        scratch=$(mktemp -d)
+        # stopped inside the call, 30 s kept for the report: the engine's own timeline (engine-porep.jsonl,
+        # or its live .engine-porep.jsonl.*.tmp if cut short) keeps every event up to then, and the
+        # records of the stages that ended are in porep.json
+        left=$(( ${POREP_DEADLINE:-560} - (SECONDS - start) - 30 ))
+        [ "$left" -gt 0 ] || { left=1; status=1; echo "FAILED: no time left for bench.porep"; }
+        NUMBA_DISABLE_PERFORMANCE_WARNINGS=1 timeout "$left" \
+            /usr/bin/time -v python3 -m bench.porep --synthesis $kind --timeline "$out/timeline-porep.jsonl" \
+            --engine-timeline "$scratch/engine-porep.jsonl" --out "$out/porep.json" ${POREP_ARGS:-} > "$out/porep.log" 2>&1 \
+            || status=1
+        grep -E "^(porep|prove_log|memory plan|  (every|streamed|device memory))|Maximum resident|Elapsed|Error" \
+            "$out/porep.log"
+        [ -e "$out/timeline-porep.jsonl" ] && timeout 60 python3 -m numba_cuzk.cli timeline "$out/timeline-porep.jsonl" \
+            --window steady --png "$out/timeline-porep.png" > "$out/timeline-porep.txt" 2>&1
+        tail -30 "$out/timeline-porep.txt" 2>/dev/null
+        # at most 8 files come back: the records, the log, the report and its PNG; the rest in one archive
+        mv "$out/porep-compile.log" "$scratch/" && mv "$out/timeline-porep.jsonl" "$scratch/" 2>/dev/null
+        tar czf "$out/porep-extra.tgz" -C "$scratch" . && ls -la "$out"
+        echo "porep section: $((SECONDS - start)) s"
         continue
     fi
     if [ "$arg" = kernels ]; then

@@ -130,7 +130,7 @@ def bench_prover(pk, witness, log_n: int, circuit: str, gpu: bool, runs: int, de
     suffix = ("" if circuit == "bit_heavy" else f"_{circuit}") + ("" if tail is None else "_split")
     name = f"prove_log{log_n}{suffix}" + ("" if gpu else "_cpu")
     plan = prover.memory
-    params = {"circuit": circuit, **build, "runs": runs, "stat": "median", "phases_ms": by_phase,
+    params = {"circuit": circuit, **build, "stat": "median", **common.spread(walls), "phases_ms": by_phase,
               "streamed": list(plan.streamed), "key": "resident" if resident else "host", "tail": tail,
               "bits": list(plan.bits), "prover_s": round(t_prover, 2)}
     print(f"{name}: {statistics.median(walls):.1f} ms  {by_phase}  (setup {build['setup_s']:.1f} s, "
@@ -138,8 +138,8 @@ def bench_prover(pk, witness, log_n: int, circuit: str, gpu: bool, runs: int, de
     records = [common.record(name, statistics.median(walls), "ms", device, params, timing=common.CALL_LATENCY)]
     if not gpu:
         return records
-    device_ms = statistics.median(sum(ms for k, ms in p.items() if k not in HOST_PHASES | STREAM_PHASES)
-                                  for p in phases)
+    device_runs = [sum(ms for k, ms in p.items() if k not in HOST_PHASES | STREAM_PHASES) for p in phases]
+    device_ms = statistics.median(device_runs)
     used = peak.stop()
     to_allocate = plan.device_bytes - plan.placed_bytes  # the resident key's queries are in the baseline
     memory_params = {"baseline_gb": round(baseline / GB, 3), "plan_device_gb": round(plan.device_bytes / GB, 3),
@@ -150,7 +150,8 @@ def bench_prover(pk, witness, log_n: int, circuit: str, gpu: bool, runs: int, de
     print(f"{name}: device phases {device_ms:.1f} ms; peak GPU memory {used / GB:.2f} GB "
           f"({memory_params})", flush=True)
     return records + [
-        common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES)},
+        common.record(f"{name}_device_ms", device_ms, "ms", device, {"phases": sorted(set(by_phase) - HOST_PHASES),
+                                                                      "tail": tail, **common.spread(device_runs)},
                       timing=common.DEVICE_THROUGHPUT),
         common.record(f"{name}_peak_gpu_gb", used / GB, "GB", device, memory_params, timing=common.CALL_LATENCY),
         common.record(f"{name}_peak_host_gb", peak_rss_bytes() / GB, "GB", device,

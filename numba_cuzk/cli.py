@@ -682,6 +682,8 @@ def run(
     trusted: bool = typer.Option(False, "--trusted", help="Skip the zkey's point checks (on curve, in subgroup)."),
     out: str | None = typer.Option(None, "--out", help="Write every partition's proof.json and public.json under "
                                                        "OUT/<job>/ as it completes; a rerun proves only the rest."),
+    plain: bool = typer.Option(False, "--plain", help="Plain MSMs for a bit-heavy circuit's witness, not the "
+                                                      "bit/tail split (sums of the 1s' bases, Pippenger for the rest)."),
     timeline_file: str | None = typer.Option(None, "--timeline", help="Keep the timeline (JSONL) in this file."),
     trace: str | None = typer.Option(None, "--trace", help="'kernels': record every kernel and copy the GPUs run "
                                                            "(CUPTI, cupti-python) in the timeline; 'counters': the "
@@ -702,6 +704,7 @@ def run(
     import tempfile
     from pathlib import Path
 
+    from numba_cuzk.circuits.builtin import split_tail
     from numba_cuzk.engine import EngineConfig
     from numba_cuzk.commands.batch import check_out, resident_slots
     from numba_cuzk.engine.config import SYNTHESIS_KINDS, trace_kinds
@@ -724,9 +727,10 @@ def run(
         client = stack.enter_context(_connect(scheduler)) if scheduler is not None else None
         config = EngineConfig(devices=() if cpu else None, synthesis=synthesis, gpu_workers_per_device=gpu_workers,
                               trace=trace, synthesis_warmup=None if zkey else circuit_warmup(circuit),
+                              tail=None if zkey or plain else split_tail(circuit),
                               **({"synthesis_workers": workers} if workers else {}))
         plan, pk = _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, as_json,
-                             None if client is not None else resident_slots(config))
+                             None if client is not None else resident_slots(config), config.tail)
         path = Path(timeline_file or Path(stack.enter_context(tempfile.TemporaryDirectory())) / "timeline.jsonl")
         summary, short = _run_jobs(config, client, pk, plan, zkey, trusted, out, as_json, path)
     if as_json:
@@ -757,9 +761,10 @@ def _connect(scheduler: str):
         return connect(scheduler)
 
 
-def _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, quiet, slots):
+def _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, trusted, cpu, quiet, slots, tail):
     """(commands.batch.Plan, its proving key; None when every witness was refused); a
-    circuit's key left on the GPU for ``slots`` proof slots when that is not None."""
+    circuit's key left on the GPU for ``slots`` proof slots (and ``tail``: the engine's
+    bit/tail split) when that is not None."""
     from numba_cuzk.commands import batch
 
     status = Console(stderr=True, quiet=quiet).status
@@ -770,7 +775,7 @@ def _run_plan(circuit, log_constraints, partitions, jobs, zkey, witness_dir, tru
         with status(f"reading {zkey}" + ("" if trusted else " and checking its points")):
             return plan, plan.key()
     plan = batch.circuit_jobs(circuit, log_constraints, jobs, partitions or 10, gpu=False if cpu else None,
-                              resident_slots=slots)
+                              resident_slots=slots, tail=tail)
     where = "" if slots is None else ", left on the GPU"
     with status(f"INSECURE local setup of {circuit} at 2^{log_constraints}{where}"):
         return plan, plan.key()

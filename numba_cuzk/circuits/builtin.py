@@ -31,6 +31,7 @@ from numba_cuzk.field.target import local_u32
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
 from numba_cuzk.groth16.shape import KeyShape
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
+from numba import prange
 from numba_cuzk.kernel_cache import cpu_kernel
 
 ONE_WIRE = 0
@@ -38,6 +39,10 @@ HASH_ROUNDS = 4  # full rounds of merkle_path's hash
 MERKLE_WIDTH = 3  # build()'s hash state width: Poseidon's t = 3 for a 2-to-1 hash
 WORD_BITS = 32
 BIT_HEAVY_WORDS = 16  # build()'s state: SHA-256's message schedule holds 16 words
+# The bit/tail split's tail for bit_heavy (msm/bits.py): all its wires but 2 x 16 words
+# hold 0 or 1, so any tail >= 32 serves; 2^16 is the one measured on the H200 (a tail's
+# Pippenger is planned for its capacity: c = 13, ~1 ms per MSM).
+BIT_HEAVY_TAIL = 1 << 16
 ROTATIONS = (7, 18)  # bit_heavy's word rotations (two of SHA-256's sigma0 amounts)
 SBOX_CONSTRAINTS = 3  # x^5 as x2 = x*x, x4 = x2*x2, x5 = x4*x
 # Round constants are part of a circuit, not of its inputs: drawn from this fixed seed,
@@ -56,11 +61,35 @@ _load, _store, _copy, _add, _sub, _mul, _sqr, _set_zero, _set_one = (
 
 @dataclass(frozen=True)
 class _Rows:
-    """The rows of one matrix in one block, each with ``terms`` terms: wires (rows, terms)
-    int64 and coefficients (8, rows, terms) uint32 canonical Fr."""
+    """The rows of one matrix in one block, each the same ``terms``: (wire, coefficient)
+    pairs, a wire an id or (rows,) int64 ids, a coefficient an int or (8, rows) (or (8, 1):
+    one for every row) uint32 canonical limbs. Kept as given until ``_matrix`` writes them into the matrix's CSR
+    arrays in place (an R1CS of 2^27 constraints holds ~20 GB of terms: materialized per
+    block, then concatenated, they were written twice)."""
 
-    wires: np.ndarray
-    coefficients: np.ndarray
+    rows: int
+    terms: tuple[tuple[int | np.ndarray, int | np.ndarray], ...]
+
+    def write(self, wires: np.ndarray, coefficients: np.ndarray) -> None:
+        """Into ``wires`` (rows, terms) and ``coefficients`` (8, rows, terms) (views of the
+        matrix's arrays), a term at a time on all cores (_write_term)."""
+        for t, (wire, coefficient) in enumerate(self.terms):
+            ids = np.broadcast_to(np.asarray(wire, dtype=np.int64), (self.rows,))
+            if not isinstance(coefficient, np.ndarray):
+                coefficient = to_limbs([coefficient], FR, reduce=True)
+            _write_term(wires, coefficients, t, ids, np.broadcast_to(coefficient, (_N, self.rows)))
+
+
+@cpu_kernel(symbols=False, parallel=True)
+def _write_term(wires, coefficients, t, ids, coefficient):
+    """Term ``t`` of every row: wires[i, t] = ids[i], coefficients[:, i, t] = coefficient[:, i]
+    (any strides: a constant's are 0). numpy's strided assignments ran on one core at
+    ~1 GB/s; an R1CS of 2^27 constraints writes ~20 GB of terms."""
+    for i in prange(wires.shape[0]):
+        wires[i, t] = ids[i]
+    for k in range(coefficients.shape[0]):  # a limb at a time: one stream of writes, not 8
+        for i in prange(wires.shape[0]):
+            coefficients[k, i, t] = coefficient[k, i]
 
 
 _Block = tuple[_Rows, _Rows, _Rows]  # A, B, C of the same rows
@@ -69,15 +98,7 @@ _Coefficient = int | np.ndarray  # one int for every row, or (8, rows) canonical
 
 def _lc(rows: int, *terms: tuple[int | np.ndarray, _Coefficient]) -> _Rows:
     """Rows of sum(coefficient * wire): each term is (wire id or (rows,) ids, coefficient)."""
-    wires = np.empty((rows, len(terms)), dtype=np.int64)
-    coefficients = np.empty((_N, rows, len(terms)), dtype=np.uint32)
-    for t, (wire, coefficient) in enumerate(terms):
-        wires[:, t] = wire
-        if isinstance(coefficient, np.ndarray):
-            coefficients[:, :, t] = coefficient
-        else:
-            coefficients[:, :, t] = to_limbs([coefficient], FR, reduce=True)
-    return _Rows(wires, coefficients)
+    return _Rows(rows, terms)
 
 
 def _packed(bits: np.ndarray) -> list[tuple[np.ndarray, int]]:
@@ -100,15 +121,21 @@ def _boolean(bits: np.ndarray) -> _Block:
 
 
 def _matrix(parts: list[_Rows]) -> SparseMatrix:
-    """CSR of the parts' rows, part after part."""
-    lengths = np.concatenate([np.full(p.wires.shape[0], p.wires.shape[1], dtype=np.int64) for p in parts])
-    indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    return SparseMatrix(
-        indptr=indptr,
-        indices=np.concatenate([p.wires.reshape(-1) for p in parts]).astype(np.uint32),
-        values=np.concatenate([p.coefficients.reshape(_N, -1) for p in parts], axis=1),
-    )
+    """CSR of the parts' rows, part after part, each written in place."""
+    indptr = np.zeros(sum(p.rows for p in parts) + 1, dtype=np.int64)
+    row = 0
+    for p in parts:  # each part's rows hold len(p.terms) terms
+        indptr[row + 1:row + p.rows + 1] = indptr[row] + len(p.terms) * np.arange(1, p.rows + 1, dtype=np.int64)
+        row += p.rows
+    nnz = int(indptr[-1])
+    indices, values = np.empty(nnz, dtype=np.uint32), np.empty((_N, nnz), dtype=np.uint32)
+    start = 0
+    for p in parts:
+        end = start + p.rows * len(p.terms)
+        p.write(indices[start:end].reshape(p.rows, len(p.terms)),
+                values[:, start:end].reshape(_N, p.rows, len(p.terms)))
+        start = end
+    return SparseMatrix(indptr=indptr, indices=indices, values=values)
 
 
 def _r1cs(n_wires: int, n_public: int, blocks: list[_Block]) -> R1CS:
@@ -377,19 +404,44 @@ def _bit_heavy_values(words_in: np.ndarray, rounds: int) -> tuple[np.ndarray, ..
     (rounds, words, 32), s (rounds, words, 33), all uint8.
     """
     shifts = np.arange(WORD_BITS + 1, dtype=np.uint64)
-    state = ((words_in[:, None] >> shifts[:WORD_BITS]) & 1).astype(np.uint8)
-    bits_in = state
-    g = np.empty((rounds, *state.shape), dtype=np.uint8)
+    bits_in = ((words_in[:, None] >> shifts[:WORD_BITS]) & 1).astype(np.uint8)
+    g = np.empty((rounds, len(words_in), WORD_BITS), dtype=np.uint8)
     h = np.empty_like(g)
     s = np.empty((rounds, len(words_in), WORD_BITS + 1), dtype=np.uint8)
-    for r in range(rounds):
-        x, y, z, v = _word_operands(state)
-        g[r] = y & z
-        h[r] = x ^ g[r]
-        total = _pack(h[r]) + _pack(v)
-        s[r] = (total[:, None] >> shifts) & 1
-        state = s[r, :, :WORD_BITS]
+    _bit_heavy_rounds(words_in.astype(np.uint64), ROTATIONS[0], ROTATIONS[1], g, h, s)
     return bits_in, g, h, s
+
+
+@cpu_kernel(symbols=False)
+def _bit_heavy_rounds(words_in, rot_y, rot_v, g, h, s):
+    """The rounds of _bit_heavy_values on whole words (a round of numpy calls on 16 x 32
+    bit arrays cost ~0.1 ms in Python: 8.6 s for the 85,600 rounds of a 2^27 witness):
+    word i becomes (x XOR (y AND z)) + v with x = w_i, y = rotr(w_(i+1), rot_y),
+    z = w_(i+2), v = rotr(w_(i+3), rot_v) (_word_operands), its bits written into g, h
+    (rounds, words, 32) and s (rounds, words, 33) uint8."""
+    words = words_in.shape[0]
+    mask = np.uint64(0xFFFFFFFF)
+    one = np.uint64(1)
+    state = words_in.copy()
+    nxt = np.empty_like(state)
+    for r in range(g.shape[0]):
+        for i in range(words):
+            x = state[i]
+            y1 = state[(i + 1) % words]
+            y = ((y1 >> np.uint64(rot_y)) | (y1 << np.uint64(32 - rot_y))) & mask
+            z = state[(i + 2) % words]
+            v3 = state[(i + 3) % words]
+            v = ((v3 >> np.uint64(rot_v)) | (v3 << np.uint64(32 - rot_v))) & mask
+            gw = y & z
+            hw = x ^ gw
+            total = hw + v
+            for k in range(32):
+                g[r, i, k] = np.uint8((gw >> np.uint64(k)) & one)
+                h[r, i, k] = np.uint8((hw >> np.uint64(k)) & one)
+            for k in range(33):
+                s[r, i, k] = np.uint8((total >> np.uint64(k)) & one)
+            nxt[i] = total & mask
+        state[:] = nxt
 
 
 def _pack(bits: np.ndarray) -> np.ndarray:
@@ -472,6 +524,7 @@ class _Family:
     constraints: Callable[[int], int]
     make: Callable[[int, int], tuple[R1CS, np.ndarray]]  # (steps, seed)
     witness: Callable[[int, int], np.ndarray]  # (steps, seed): make's witness alone
+    tail: int | None = None  # the bit/tail split's tail for its witnesses (None: dense, no split)
 
     def steps_within(self, budget: int) -> int:
         fixed = self.constraints(0)
@@ -485,7 +538,7 @@ _FAMILIES = {
                       lambda depth, seed: merkle_witness(depth, MERKLE_WIDTH, seed)),
     "bit_heavy": _Family(BIT_HEAVY_WORDS, lambda rounds: bit_heavy_constraints(BIT_HEAVY_WORDS, rounds),
                          lambda rounds, seed: bit_heavy(BIT_HEAVY_WORDS, rounds, seed),
-                         lambda rounds, seed: bit_heavy_witness(BIT_HEAVY_WORDS, rounds, seed)),
+                         lambda rounds, seed: bit_heavy_witness(BIT_HEAVY_WORDS, rounds, seed), BIT_HEAVY_TAIL),
 }
 CIRCUITS = tuple(_FAMILIES)
 
@@ -505,6 +558,15 @@ def witness(name: str, log_constraints: int, seed: int = 0) -> np.ndarray:
     near twice that; the witness is 4.3 GB)."""
     family, steps = _family_steps(name, log_constraints)
     return family.witness(steps, seed)
+
+
+def split_tail(name: str) -> int | None:
+    """The bit/tail split's tail (groth16.prove.Prover's ``tail``) that every witness of
+    circuit ``name`` fits: its scalars other than 0 and 1 are at most this many; None for
+    circuits whose witnesses are dense (mimc, merkle), which the plain MSMs serve."""
+    if name not in _FAMILIES:
+        raise ValueError(f"unknown circuit {name!r}; one of {', '.join(CIRCUITS)}")
+    return _FAMILIES[name].tail
 
 
 def key_shape(name: str, log_constraints: int) -> KeyShape:

@@ -62,14 +62,16 @@ class Plan:
 
 
 def circuit_jobs(circuit: str, log_constraints: int, jobs: int, partitions: int, gpu: bool | None,
-                 resident_slots: int | None = None) -> Plan:
+                 resident_slots: int | None = None, tail: int | None = None) -> Plan:
     """``jobs`` jobs of ``partitions`` instances of a built-in circuit; the key is an
     INSECURE local setup (engine.workload.circuit_key), left on the GPU for a Prover of
-    ``resident_slots`` slots when that is given (see ``resident_slots``)."""
+    ``resident_slots`` slots (and ``tail``: the engine's bit/tail split, EngineConfig.tail)
+    when that is given (see ``resident_slots``)."""
     work = circuit_partitions(circuit, log_constraints, jobs, partitions)
     plans = [JobPlan(f"job-{j}", parts, [f"{circuit} at 2^{log_constraints}"] * len(parts))
              for j, parts in enumerate(work)]
-    return Plan(plans, partial(circuit_key, circuit, log_constraints, gpu=gpu, resident_slots=resident_slots))
+    return Plan(plans, partial(circuit_key, circuit, log_constraints, gpu=gpu, resident_slots=resident_slots,
+                               tail=tail))
 
 
 def resident_slots(config: EngineConfig) -> int | None:

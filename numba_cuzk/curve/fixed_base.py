@@ -14,6 +14,12 @@ by double-and-add) and no doubling; a zero digit is skipped. The table is (2L, W
 affine points, column w * 2^c + d, identity (0, 0) at d = 0: 8192 columns, 0.8 MB (G1) /
 1.5 MB (G2) at c = 8, read straight from global memory (on the GPU it sits in L2).
 
+Many points share a wider window: ``best_window`` weighs W(c) additions per point against
+building the table, whose entries ``widen`` makes as products by the c = 8 table (32
+additions each, on the device): at 2^27 points c = 16, 16 additions a point, a table of
+2^20 entries (96 MB G1 / 192 MB G2; a window's row, 12.6 MB of G2, stays in L2 while the
+threads are on it) made in ~35 M additions. The host builds only the c = 8 table.
+
 Each point accumulates in XYZZ (madd-2008-s, which handles the identity, P + P and
 P + (-P)), goes to a (4L, n) XYZZ scratch array, and kernels.to_affine converts the batch
 with one inversion per AFFINE_CHUNK points. As in kernels.py, one per-element ``@device``
@@ -115,6 +121,44 @@ def fixed_base_table(point, curve: CurveParams, window: int = WINDOW, *, to_devi
         raise ValueError(f"{point} is not on {curve.name}")
     table = layout.points_to_limbs(_batch_affine(ref, _jacobian_multiples(ref, point, window)), curve)
     return cuda.to_device(table, stream=stream or 0) if to_device else table
+
+
+def best_window(points: int) -> int:
+    """The window in [WINDOW, MAX_WINDOW] with the fewest mixed additions for ``points``
+    products by one table: W(c) per point, and W(WINDOW) for each of the W(c) 2^c
+    entries that ``widen`` makes (the WINDOW table's own build on the host is common)."""
+    build = windows_of(WINDOW)
+    return min(range(WINDOW, MAX_WINDOW + 1), key=lambda c: windows_of(c) * (points + (build << c) * (c > WINDOW)))
+
+
+def table_scalars(window: int) -> np.ndarray:
+    """(8, W * 2^c) uint32 canonical: column w 2^c + d holds d 2^(c w), the scalar of that
+    table entry. The top row's digits above what a scalar < r can hold (d >= 2^(255 - c (W
+    - 1))) are never read: they hold 0 (the identity), as do the d = 0 columns."""
+    windows, size = windows_of(window), 1 << window
+    out = np.zeros((S, windows * size), dtype=np.uint32)
+    digits = np.arange(size, dtype=np.uint64)
+    for w in range(windows):
+        shift = window * w
+        used = digits if w < windows - 1 else np.where(digits < (1 << (SCALAR_BITS - shift)), digits, 0)
+        limb, value = shift >> 5, used << np.uint64(shift & 31)  # < 2^(16 + 31): two limbs
+        columns = slice(w * size, (w + 1) * size)
+        out[limb, columns] = (value & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        if limb + 1 < S:
+            out[limb + 1, columns] = (value >> np.uint64(32)).astype(np.uint32)
+    return out
+
+
+def widen(table, curve: CurveParams, window: int, *, stream=None):
+    """The ``window``-bit table of ``table``'s point (fixed_base_table's layout), its
+    entries made by fixed_base_mul with ``table`` (a device table: on the GPU, on
+    ``stream``; a host one: on all CPU cores), the same side as ``table``."""
+    scalars = table_scalars(window)
+    shape = (2 * curve.limbs, scalars.shape[1])
+    if is_device_array(table):
+        out = cuda.device_array(shape, dtype=np.uint32, stream=stream or 0)
+        return fixed_base_mul(out, cuda.to_device(scalars, stream=stream or 0), table, curve, stream=stream)
+    return fixed_base_mul(np.empty(shape, dtype=np.uint32), scalars, table, curve)
 
 
 # --- the multiplication ---------------------------------------------------------------

@@ -5,8 +5,9 @@
         result = future.result()           # JobResult: proofs in partition order
 
 Threads: a dispatcher admits partitions in submission order (HostBudget: backpressure)
-and hands them to the synthesis pool; a finished synthesis is checked (shape, canonical,
-wire 0) and counted (ops.py) where it lands, then queued; each device's stager takes
+and hands them to the synthesis pool, whose workers check each witness (shape,
+canonical, wire 0) and count its scalars (ops.py) where it is made; a finished synthesis
+is queued as it lands (the pool's result thread only maps the witness); each device's stager takes
 partitions from the one shared queue as its proof slots free up, so jobs spread over
 the devices, and uploads them for its GPU workers (``gpu_workers_per_device``;
 numba_cuzk.engine.gpu); an NVML sampler; with ``trace="kernels"``, CUPTI's record of every
@@ -41,11 +42,9 @@ from numba_cuzk.engine.job import Job, JobState, Partition, PartitionResult
 from numba_cuzk.engine.counters import CounterSampler
 from numba_cuzk.engine.kernel_trace import KernelTrace
 from numba_cuzk.engine.nvml import NvmlSampler
-from numba_cuzk.engine.ops import proof_ops
 from numba_cuzk.engine.record import Recorder, now_ns
-from numba_cuzk.engine.synthesis import SHARED_DIR, Synthesized, SynthesisPool
+from numba_cuzk.engine.synthesis import SHARED_DIR, Synthesized, SynthesisPool, WitnessCheck
 from numba_cuzk.events import TimelineWriter
-from numba_cuzk.groth16.witness import validate_witness
 
 
 class Engine:
@@ -213,22 +212,27 @@ class Engine:
                 continue
             part.admitted = True
             try:
-                future = self.pool.submit(part.synthesizer)
+                future = self.pool.submit(part.synthesizer, self._check(part.job.job.pk))
             except Exception as exc:  # e.g. a pool that cannot start
                 self.failed(part, "synthesis", exc)
                 continue
             future.add_done_callback(lambda f, part=part: self._synthesized(part, f))
 
+    def _check(self, pk) -> WitnessCheck:
+        """What a synthesis worker checks of a witness for ``pk``: its scalar classes only
+        where some MSM counts them (a GPU with the bit/tail split counts none: ops.py)."""
+        split = self.config.tail is not None and any(d.gpu for d in self.devices)
+        return WitnessCheck(pk.n_vars, pk.n_public + 1, classes=not split)
+
     def _synthesized(self, part: Partition, future: Future) -> None:
-        """Where a synthesis lands (a pool thread): check, count, queue for the GPUs."""
+        """Where a synthesis lands (the pool's result thread, for every worker: nothing here
+        reads the witness): record it, queue it for the GPUs."""
         try:
             out: Synthesized = future.result()
             part.synthesis_start_ns, part.synthesis_ms = out.start_ns, (out.end_ns - out.start_ns) / 1e6
             self.recorder.interval("synthesis", out.start_ns, out.end_ns, **part.ids,
                                    worker=self.pool.worker_index(out.worker))
-            witness = out.witness()
-            validate_witness(witness, part.job.job.pk.n_vars)
-            part.witness, part.ops = witness, proof_ops(part.job.job.pk, witness)
+            part.witness, part.counts = out.witness(), out.counts
         except Exception as exc:
             self.failed(part, "synthesis", exc)
             return

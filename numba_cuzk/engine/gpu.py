@@ -44,6 +44,7 @@ from numba import cuda
 
 from numba_cuzk import backend
 from numba_cuzk.engine.job import Partition
+from numba_cuzk.engine.ops import proof_ops
 from numba_cuzk.engine.record import Recorder, host_ms_to_ns, now_ns
 from numba_cuzk.groth16.keys import ProvingKey
 from numba_cuzk.groth16.memory import free_bytes, plan_memory
@@ -281,6 +282,7 @@ def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> 
     finally:
         staged.resident.free.put(slot)
     rec.interval("gpu_bracket", start, end, **ids, **where)
+    ops = proof_ops(prover.pk, part.counts, prover.memory.bits)
     kernel_ms = 0.0
     for phase, start_ms, end_ms in intervals:
         start_ns, end_ns = host_ms_to_ns(start_ms), host_ms_to_ns(end_ms)
@@ -290,5 +292,5 @@ def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> 
             rec.interval(phase, start_ns, end_ns, **ids, device=device.id)
         else:
             kernel_ms += end_ms - start_ms
-            rec.kernel(phase, start_ns, end_ns, **ids, device=device.id, **part.ops.get(phase, {}))
+            rec.kernel(phase, start_ns, end_ns, **ids, device=device.id, **ops.get(phase, {}))
     return points, kernel_ms

@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
 from numba_cuzk.engine.config import WITNESS_BYTES_PER_WIRE
+from numba_cuzk.engine.ops import ScalarCounts
 from numba_cuzk.groth16.formats import write_proof_json, write_public_json
 from numba_cuzk.groth16.keys import Proof, ProvingKey
 
@@ -97,7 +98,8 @@ class JobFailed(Exception):
 @dataclass(eq=False)
 class Partition:
     """One partition on its way through the engine. ``nbytes``: its witness's host bytes
-    (the budget it holds); ``ops``: Fr/Fq products per kernel phase (ops.py)."""
+    (the budget it holds); ``counts``: its witness's scalar classes (ops.ScalarCounts, from
+    the synthesis worker; None when not counted), for the kernel phases' products."""
 
     job: JobState
     index: int
@@ -105,7 +107,7 @@ class Partition:
     nbytes: int
     admitted: bool = False
     witness: np.ndarray | None = None
-    ops: dict[str, dict[str, int]] = field(default_factory=dict)
+    counts: ScalarCounts | None = None
     synthesis_start_ns: int = 0
     synthesis_ms: float = 0.0
 

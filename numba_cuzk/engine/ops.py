@@ -13,10 +13,18 @@ the numerator of kernel efficiency. Nominal counts from the algorithms, not prof
   multiples; the windows' weights 2^(c w), ~256 doublings, are on the host: msm.to_point).
 
 Bit-heavy witnesses are mostly 0s and 1s: counting scalars by class keeps their MSMs
-from being credited with work the fast path never does.
+from being credited with work the fast path never does. The classes are counted where
+the witness is made (engine/synthesis.py: in the synthesis worker), once per partition.
+
+Witness MSMs on the bit/tail split (msm/bits.py) get no count: their work is the 1s on
+dense bases (the key's density maps, on the device) plus a tail, and a count from the
+witness alone would credit the 1s on identity bases too. Their phases then have no
+efficiency figure.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -55,18 +63,36 @@ def scalar_classes(witness: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return high_zero & (witness[0] == 1), high_zero & (witness[0] == 0)
 
 
-def proof_ops(pk: ProvingKey, witness: np.ndarray) -> dict[str, dict[str, int]]:
-    """{phase: {"fr_muls": k} or {"fq_muls": k}} for the prover's kernel phases."""
-    n, m, private = pk.domain_size, pk.n_vars, pk.n_public + 1
+@dataclass(frozen=True)
+class ScalarCounts:
+    """A witness's 1s and 0s over all its wires, and over its private wires (from wire
+    n_public + 1 on: C's scalars)."""
+
+    ones: int
+    zeros: int
+    private_ones: int
+    private_zeros: int
+
+
+def scalar_counts(witness: np.ndarray, private_from: int) -> ScalarCounts:
+    """The ScalarCounts of ``witness`` ((8, n_vars) canonical), private wires from ``private_from``."""
     ones, zeros = scalar_classes(witness)
-    all_ones, all_zeros = int(ones.sum()), int(zeros.sum())
-    g1 = msm_fq_muls(G1, m, all_ones, all_zeros)
-    return {
-        "matvec": {"fr_muls": matvec_fr_muls(m, int(pk.coefficients.matrix.size), n)},
-        "ntt": {"fr_muls": ntt_fr_muls(n)},
-        "msm_a": {"fq_muls": g1},
-        "msm_b1": {"fq_muls": g1},
-        "msm_b2": {"fq_muls": msm_fq_muls(G2, m, all_ones, all_zeros)},
-        "msm_c": {"fq_muls": msm_fq_muls(G1, m - private, int(ones[private:].sum()), int(zeros[private:].sum()))},
-        "msm_h": {"fq_muls": msm_fq_muls(G1, n, 0, 0)},  # d = ab - c: dense, random-looking
-    }
+    return ScalarCounts(int(ones.sum()), int(zeros.sum()), int(ones[private_from:].sum()),
+                        int(zeros[private_from:].sum()))
+
+
+def proof_ops(pk: ProvingKey, counts: ScalarCounts | None, bits: tuple[str, ...] = ()) -> dict[str, dict[str, int]]:
+    """{phase: {"fr_muls": k} or {"fq_muls": k}} for the prover's kernel phases. The witness
+    MSMs (msm_a, msm_b1, msm_b2, msm_c) are counted from ``counts``, except the queries in
+    ``bits`` (on the bit/tail split: the module docstring) and all of them without counts."""
+    n, m, private = pk.domain_size, pk.n_vars, pk.n_public + 1
+    ops = {"matvec": {"fr_muls": matvec_fr_muls(m, int(pk.coefficients.matrix.size), n)},
+           "ntt": {"fr_muls": ntt_fr_muls(n)},
+           "msm_h": {"fq_muls": msm_fq_muls(G1, n, 0, 0)}}  # d = ab - c: dense, random-looking
+    if counts is None:
+        return ops
+    g1 = msm_fq_muls(G1, m, counts.ones, counts.zeros)
+    witness_msms = {"a": g1, "b1": g1, "b2": msm_fq_muls(G2, m, counts.ones, counts.zeros),
+                    "c": msm_fq_muls(G1, m - private, counts.private_ones, counts.private_zeros)}
+    ops.update((f"msm_{q}", {"fq_muls": k}) for q, k in witness_msms.items() if q not in bits)
+    return ops

@@ -6,6 +6,13 @@ Processes by default: the circuit builders are numpy plus Numba loops compiled w
 forked: forking a process that has run OpenMP (Numba's parallel loops) or holds a CUDA
 context is unsafe; so the main module must be import-safe (``if __name__ == "__main__"``).
 
+A worker checks the witness it made (shape, canonical, wire 0: groth16.witness.
+validate_witness) and counts its scalar classes (ops.scalar_counts) before handing it
+over (``WitnessCheck``): at 2^27 that is ~1.6 s of numpy per partition, which the engine
+did in the pool's one result thread, one partition after the other (the H200's PoRep
+timeline: a partition queued every ~1.6 s whatever the synthesis workers did). In the
+workers it runs in parallel, off the engine's GIL.
+
 A process worker writes the witness as an .npy file in shared memory (/dev/shm) and sends
 back its path; the engine maps it and unlinks it at once (the mapping lives until the
 witness is dropped). For a 2^20-wire witness (32 MiB) that took 22 ms from the worker's
@@ -39,6 +46,8 @@ import numpy as np
 
 from numba_cuzk.circuits import witness
 from numba_cuzk.engine.job import Synthesizer
+from numba_cuzk.engine.ops import ScalarCounts, scalar_counts
+from numba_cuzk.groth16.witness import validate_witness
 
 
 SHARED_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
@@ -54,15 +63,28 @@ class SharedWitness:
 
 
 @dataclass(frozen=True)
+class WitnessCheck:
+    """What a worker checks of the witness it made: ``n_wires`` (validate_witness), and with
+    ``classes`` its ScalarCounts, private wires from ``private_from``."""
+
+    n_wires: int
+    private_from: int
+    classes: bool = True
+
+
+@dataclass(frozen=True)
 class Synthesized:
-    """A synthesizer's run [start_ns, end_ns] (host monotonic clock) on worker ``worker``
-    (process id, thread id) and what it returned: the witness, or from a process worker
-    the path of the witness's .npy in SHARED_DIR (``witness()`` reads either)."""
+    """A synthesizer's run [start_ns, end_ns] (host monotonic clock: the synthesizer, the
+    witness's check and its hand-over) on worker ``worker`` (process id, thread id) and
+    what it returned: the witness, or from a process worker the path of the witness's
+    .npy in SHARED_DIR (``witness()`` reads either); ``counts``: its ScalarCounts, when
+    the check counted them."""
 
     result: object
     start_ns: int
     end_ns: int
     worker: tuple[int, int]
+    counts: ScalarCounts | None = None
 
     def witness(self) -> object:
         """The witness; a shared-memory file is mapped (read-only) and unlinked."""
@@ -74,17 +96,21 @@ class Synthesized:
             os.unlink(self.result.path)
 
 
-def run_synthesizer(synthesizer: Synthesizer, shared: str | None) -> Synthesized:
-    """Runs in a pool worker; ``shared``: hand an array back through a shared-memory file
+def run_synthesizer(synthesizer: Synthesizer, shared: str | None, check: WitnessCheck | None = None) -> Synthesized:
+    """Runs in a pool worker; ``check``: the witness checked (ValueError naming the
+    problem) and counted here; ``shared``: hand an array back through a shared-memory file
     whose name starts with this prefix."""
     start = time.monotonic_ns()
     result = synthesizer()
-    end = time.monotonic_ns()
+    counts = None
+    if check is not None:
+        validate_witness(result, check.n_wires)
+        counts = scalar_counts(result, check.private_from) if check.classes else None
     if shared and isinstance(result, np.ndarray):
         path = os.path.join(SHARED_DIR, f"{shared}{os.getpid()}-{uuid.uuid4().hex}.npy")
         np.save(path, result, allow_pickle=False)
         result = SharedWitness(path)
-    return Synthesized(result, start, end, (os.getpid(), threading.get_ident()))
+    return Synthesized(result, start, time.monotonic_ns(), (os.getpid(), threading.get_ident()), counts)
 
 
 def circuit_witness(name: str, log_constraints: int, seed: int) -> np.ndarray:
@@ -215,19 +241,23 @@ class SynthesisPool:
                 raise TypeError(f"synthesizer {synthesizer!r} cannot be sent to a synthesis process ({exc}); use a "
                                 "functools.partial of a module-level function, or synthesis='thread'") from exc
 
-    def submit(self, synthesizer: Synthesizer | np.ndarray) -> Future:
-        """Future[Synthesized]. A witness given as an array is done at once, here (it is
-        never sent to a process). A process pool broken by a dead worker is replaced (its
-        partitions fail; later ones run on the new pool)."""
+    def submit(self, synthesizer: Synthesizer | np.ndarray, check: WitnessCheck | None = None) -> Future:
+        """Future[Synthesized]; ``check``: what the worker checks (run_synthesizer). A
+        witness given as an array is checked at once, here (it is never sent to a
+        process). A process pool broken by a dead worker is replaced (its partitions fail;
+        later ones run on the new pool)."""
         if isinstance(synthesizer, np.ndarray):
             done: Future = Future()
-            done.set_result(run_synthesizer(lambda: synthesizer, shared=None))
+            try:
+                done.set_result(run_synthesizer(lambda: synthesizer, None, check))
+            except Exception as exc:  # refused as a worker's witness would be: in the future
+                done.set_exception(exc)
             return done
         try:
-            return self._executor.submit(run_synthesizer, synthesizer, self._shared)
+            return self._executor.submit(run_synthesizer, synthesizer, self._shared, check)
         except BrokenExecutor:
             self._executor = self._make()
-            return self._executor.submit(run_synthesizer, synthesizer, self._shared)
+            return self._executor.submit(run_synthesizer, synthesizer, self._shared, check)
 
     def worker_index(self, worker: tuple[int, int]) -> int:
         """Small worker numbers for the timeline, in order of first appearance."""

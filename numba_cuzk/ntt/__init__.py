@@ -12,8 +12,8 @@ step), transform (host wrappers and device caches). See transform.py for memory 
 
 from numba_cuzk.ntt.domain import MAX_LOG_N
 from numba_cuzk.ntt.transform import (
-    cached_arrays, cached_bytes, clear_cache, coset_intt, coset_ntt, intt, ntt, prepare, shift_to_coset,
+    cached_arrays, cached_bytes, clear_cache, coset_intt, coset_ntt, intt, ntt, powers, prepare, shift_to_coset,
 )
 
-__all__ = ["MAX_LOG_N", "cached_arrays", "cached_bytes", "clear_cache", "coset_intt", "coset_ntt", "intt", "ntt", "prepare",
-           "shift_to_coset"]
+__all__ = ["MAX_LOG_N", "cached_arrays", "cached_bytes", "clear_cache", "coset_intt", "coset_ntt", "intt", "ntt",
+           "powers", "prepare", "shift_to_coset"]

@@ -237,6 +237,15 @@ def _constant(on_device: bool, name: str):
     return _constants[key]
 
 
+def powers(count: int, base: int, scale: int = 1, *, on_device: bool):
+    """(8, count) Montgomery Fr: scale * base^i for i < count (canonical ints base and
+    scale, reduced mod r), made by the table kernel on the GPU (a device array, on the
+    default stream) or on all CPU cores, from two ~sqrt(count) host tables: no host array
+    of ``count`` elements is made or copied."""
+    log_e = max(0, (count - 1).bit_length())
+    return _build_powers(on_device, count, base % FR.modulus, log_e, scale % FR.modulus)
+
+
 def _build_powers(on_device: bool, count: int, base: int, log_e: int, scale: int = 1,
                   log_r: int = 0, log_a: int = 0, shift: int = 0):
     """(8, count) table of scale * base^e(i) (see device.power_entry), built by a kernel."""

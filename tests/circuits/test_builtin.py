@@ -214,6 +214,39 @@ def test_bit_heavy_witness_is_mostly_zeros_and_ones():
 
 
 @pytest.mark.parametrize("name", circuits.CIRCUITS)
+def test_split_tail_holds_every_non_bit_scalar(name):
+    """A circuit's split_tail (the bit/tail split's capacity) is at least its witnesses'
+    count of scalars other than 0 and 1, whatever the seed; dense circuits have none."""
+    tail = circuits.split_tail(name)
+    if name != "bit_heavy":
+        assert tail is None
+        return
+    for seed in range(4):
+        witness = circuits.witness(name, 12, seed)
+        others = int((witness[1:].any(axis=0) | (witness[0] > 1)).sum())
+        assert 0 < others <= 2 * circuits.BIT_HEAVY_WORDS <= tail
+    with pytest.raises(ValueError, match="unknown circuit 'sha'"):
+        circuits.split_tail("sha")
+
+
+def test_bit_heavy_rounds_match_the_bitwise_definition():
+    """The Numba rounds (whole words) against the definition on bit arrays: x XOR (y AND z)
+    plus v, operands rolled and rotated as _word_operands does; edge words 0 and 2^32 - 1."""
+    rng = np.random.default_rng(3)
+    for words_in in (rng.integers(0, 1 << 32, size=5, dtype=np.uint64), np.zeros(4, np.uint64),
+                     np.full(4, (1 << 32) - 1, np.uint64)):
+        bits_in, g, h, s = circuits._bit_heavy_values(words_in, 3)
+        state = ((words_in[:, None] >> np.arange(32, dtype=np.uint64)) & 1).astype(np.uint8)
+        assert np.array_equal(bits_in, state)
+        for r in range(3):
+            x, y, z, v = circuits._word_operands(state)
+            assert np.array_equal(g[r], y & z) and np.array_equal(h[r], x ^ (y & z))
+            total = circuits._pack(h[r]) + circuits._pack(v)
+            assert np.array_equal(s[r], (total[:, None] >> np.arange(33, dtype=np.uint64)) & 1)
+            state = s[r, :, :32]
+
+
+@pytest.mark.parametrize("name", circuits.CIRCUITS)
 def test_build_fills_the_domain(name):
     k = 12
     r1cs, witness = circuits.build(name, k, seed=6)

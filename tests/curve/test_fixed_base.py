@@ -14,7 +14,9 @@ import pytest
 from numba import cuda
 
 from numba_cuzk.curve import layout
-from numba_cuzk.curve.fixed_base import WINDOW, fixed_base_mul, fixed_base_table, windows_of
+from numba_cuzk.curve.fixed_base import (
+    MAX_WINDOW, SCALAR_BITS, WINDOW, best_window, fixed_base_mul, fixed_base_table, table_scalars, widen, windows_of,
+)
 from numba_cuzk.curve.params import G1, G2, R
 from numba_cuzk.curve.reference import g1, g2
 from numba_cuzk.field.params import FR
@@ -102,6 +104,57 @@ def test_mul_device(case):
     scalars, expected = _case(ref, GPU_N, seed=3)
     out = cuda.to_device(_poisoned(curve, GPU_N))
     table = fixed_base_table(curve.generator, curve, to_device=True)
+    fixed_base_mul(out, cuda.to_device(_raw_limbs(scalars)), table, curve)
+    assert layout.limbs_to_points(out.copy_to_host(), curve) == expected
+
+
+def test_best_window_weighs_the_products_against_the_table():
+    assert best_window(0) == best_window(1000) == WINDOW  # the host's table: nothing to build
+    assert best_window(4 << 27) == best_window(1 << 27) == MAX_WINDOW  # a 2^27 key: 16 additions a point
+    chosen = [best_window(1 << k) for k in range(10, 31)]
+    assert chosen == sorted(chosen) and WINDOW < best_window(1 << 20) < MAX_WINDOW
+
+
+@pytest.mark.parametrize("window", [9, 11, 16])
+def test_table_scalars_are_each_entrys_multiple(window):
+    scalars = table_scalars(window)
+    values = [sum(int(scalars[j, col]) << (32 * j) for j in range(8)) for col in range(scalars.shape[1])]
+    size, top = 1 << window, windows_of(window) - 1
+    reached = 1 << (SCALAR_BITS - window * top)  # the top row's digits of scalars < r < 2^255
+    want = [d << (window * w) if w < top or d < reached else 0 for w in range(top + 1) for d in range(size)]
+    assert values == want
+
+
+@pytest.mark.parametrize("case", CURVES)
+def test_widened_table_is_the_hosts_where_a_scalar_reaches(case):
+    """widen's entries (products by the 8-bit table, on the CPU cores) equal the host's
+    table of that window, but for the top row's digits no scalar < r has: the identity."""
+    curve, _ = case
+    window = 9
+    got, want = widen(_table(curve), curve, window), _table(curve, window)
+    top = (windows_of(window) - 1) << window
+    reached = top + (1 << (SCALAR_BITS - window * (windows_of(window) - 1)))
+    assert np.array_equal(got[:, :reached], want[:, :reached])
+    assert not got[:, reached:].any()
+
+
+def test_mul_cpu_by_a_widened_table():
+    """Products by an 11-bit table made by widen (digits straddle limbs), edge scalars >= r too."""
+    scalars, expected = _case(g1, 16, seed=5)
+    out = _poisoned(G1, len(scalars))
+    fixed_base_mul(out, _raw_limbs(scalars), widen(_table(G1), G1, 11), G1)
+    assert layout.limbs_to_points(out, G1) == expected
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(SIMULATOR, reason="a 16-bit table is 2^20 products: minutes in the simulator")
+@pytest.mark.parametrize("case", CURVES)
+def test_mul_device_by_the_widest_table(case):
+    """The window setup uses at 2^27 (16 bits, 16 additions a point), widened on the GPU."""
+    curve, ref = case
+    scalars, expected = _case(ref, GPU_N, seed=6)
+    out = cuda.to_device(_poisoned(curve, GPU_N))
+    table = widen(fixed_base_table(curve.generator, curve, to_device=True), curve, MAX_WINDOW)
     fixed_base_mul(out, cuda.to_device(_raw_limbs(scalars)), table, curve)
     assert layout.limbs_to_points(out.copy_to_host(), curve) == expected
 

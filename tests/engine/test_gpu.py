@@ -151,3 +151,26 @@ def test_engine_streams_a_key_whose_b2_does_not_fit(tmp_path, monkeypatch):
     transfers = timeline.of("transfer")
     assert {e["phase"] for e in transfers} == {"stream_b2"} and len({e["partition"] for e in transfers}) == 4
     assert "stream_b2" not in {e["phase"] for e in timeline.of("kernel")}
+
+
+def test_engine_proves_through_the_bit_tail_split(tmp_path):
+    """EngineConfig(tail=) on a key set up resident for it (bench.porep's path in small):
+    the engine's Prover splits bit_heavy's witness for A, B1, B2 and C, every proof
+    verifies, the timeline has the split's phase, and the witness MSMs carry no product
+    count (ops.py: their work is not the witness's) while H's does."""
+    from numba_cuzk.circuits.builtin import split_tail
+
+    path = tmp_path / "t.jsonl"
+    config = EngineConfig(devices=(0,), synthesis_workers=2, gpu_workers_per_device=2, timeline_path=path,
+                          tail=split_tail("bit_heavy"))
+    pk = circuit_key("bit_heavy", 12, gpu=True, resident_slots=3, tail=config.tail)
+    (work,) = circuit_partitions("bit_heavy", 12, 1, 5)
+    with Engine(config) as engine:
+        result = engine.submit(Job(pk, work)).result(timeout=COMPILE_S)
+        prover = next(iter(engine.devices[0].residents.values())).prover
+    assert prover.memory.bits == ("a", "b1", "b2", "c")
+    assert all(verifies(pk, p) for p in result.partitions)
+    kernels = reader.read(path).of("kernel")
+    assert {e["partition"] for e in kernels if e["phase"] == "split"} == set(range(5))
+    assert all("fq_muls" not in e for e in kernels if e["phase"] in ("msm_a", "msm_b1", "msm_b2", "msm_c"))
+    assert all(e["fq_muls"] > 0 for e in kernels if e["phase"] == "msm_h")

@@ -32,11 +32,25 @@ def test_scalar_classes():
     assert zeros.tolist() == [False, True, False, False, False, False, True]
 
 
+def test_scalar_counts_split_public_and_private():
+    w = to_limbs([1, 1, 0, 1, 2, 0, 0], FR)
+    assert ops.scalar_counts(w, private_from=2) == ops.ScalarCounts(ones=3, zeros=3, private_ones=1,
+                                                                    private_zeros=3)
+
+
 def test_proof_ops_cover_the_kernel_phases(key):
     w = to_limbs([1] + [0] * (key.n_vars - 1), FR)
-    counts = ops.proof_ops(key, np.ascontiguousarray(w))
+    counts = ops.proof_ops(key, ops.scalar_counts(np.ascontiguousarray(w), key.n_public + 1))
     assert set(counts) == {"matvec", "ntt", "msm_a", "msm_b1", "msm_b2", "msm_c", "msm_h"}
     # only wire 0 (public) is nonzero: the private MSM has just its reduction to do
     assert counts["msm_c"]["fq_muls"] == ops.msm_fq_muls(G1, key.n_vars - key.n_public - 1, 0,
                                                          key.n_vars - key.n_public - 1)
     assert counts["msm_a"]["fq_muls"] == ops.msm_fq_muls(G1, key.n_vars, 1, key.n_vars - 1)
+
+
+def test_split_and_uncounted_witness_msms_get_no_counts(key):
+    counts = ops.scalar_counts(np.ascontiguousarray(to_limbs([1] * key.n_vars, FR)), key.n_public + 1)
+    split = ops.proof_ops(key, counts, bits=("a", "b1", "c"))
+    assert set(split) == {"matvec", "ntt", "msm_b2", "msm_h"}  # B2 streamed: the plain MSM, counted
+    assert split["msm_b2"] == ops.proof_ops(key, counts)["msm_b2"]
+    assert set(ops.proof_ops(key, None)) == {"matvec", "ntt", "msm_h"}
