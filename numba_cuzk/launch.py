@@ -5,14 +5,16 @@ other command is the CLI's (numba_cuzk.cli, typer and the package)."""
 from __future__ import annotations
 
 import sys
+import time
 
 
 def main() -> None:
+    started_ns = time.monotonic_ns()  # the client's --json reports its steps from here
     argv = sys.argv[1:]
     from numba_cuzk.serve.client_cli import main as client_main, wants_client
 
     if wants_client(argv):
-        sys.exit(client_main(argv))
+        sys.exit(client_main(argv, started_ns))
     from numba_cuzk.cli import app
 
     app()

@@ -24,7 +24,6 @@ import os
 import signal
 import socket
 import stat
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -106,18 +105,15 @@ def _handled(method):
     return call
 
 
-def witness_from_bytes(data: bytes, n_vars: int, spool: str | None):
+def witness_from_bytes(data: bytes, n_vars: int):
     """A .wtns file's bytes -> (8, n) uint32 witness, checked (format, canonical values,
-    ``n_vars`` wires). ValueError naming the problem."""
+    ``n_vars`` wires), parsed where they lie (no spool file). ValueError naming the problem."""
     if not data:
         raise ValueError("witness: empty (expected a .wtns file's bytes)")
-    with tempfile.NamedTemporaryFile(dir=spool, prefix="numba-cuzk-wtns-") as f:
-        f.write(data)
-        f.flush()
-        try:
-            witness = read_wtns(f.name)
-        except ValueError as exc:
-            raise ValueError(f"witness: {exc}") from None
+    try:
+        witness = read_wtns(data)
+    except ValueError as exc:
+        raise ValueError(f"witness: {exc}") from None
     if witness.shape[1] != n_vars:
         raise ValueError(f"witness: {witness.shape[1]} wires, the key expects {n_vars}")
     return witness
@@ -135,6 +131,7 @@ class ProverService(proving_pb2_grpc.ProverServicer):
         return self.d.keys.resolve(ref.key_id, ref.zkey_path)
 
     def _queue(self, request, retain: bool) -> ServedJob:
+        received = time.monotonic_ns()
         if request.priority not in PRIORITY_NAMES:
             raise ValueError(f"priority {request.priority}: not one of {sorted(PRIORITY_NAMES)}")
         if request.partitions and request.witness:
@@ -145,20 +142,26 @@ class ProverService(proving_pb2_grpc.ProverServicer):
             witnesses = []
             for index, data in enumerate(request.partitions):
                 try:
-                    witnesses.append(witness_from_bytes(data, n_vars, self.d.spool))
+                    witnesses.append(witness_from_bytes(data, n_vars))
                 except ValueError as exc:
                     raise ValueError(f"partition {index}: {exc}") from None
         else:
-            witnesses = [witness_from_bytes(request.witness, n_vars, self.d.spool)]
+            witnesses = [witness_from_bytes(request.witness, n_vars)]
         self.d.keys.acquire(entry)
-        return self.d.scheduler.submit(entry, witnesses, PRIORITY_NAMES[request.priority], retain)
+        job = self.d.scheduler.submit(entry, witnesses, PRIORITY_NAMES[request.priority], retain, received)
+        self.d.step(job, "witness", received, job.queued_ns)
+        return job
 
     def _reply(self, job: ServedJob, answer: Answer) -> proving_pb2.ProveReply:
-        return proving_pb2.ProveReply(job_id=job.id, key_id=job.key.key_id, proof_json=answer.proof_json,
+        """The reply to send, its ``reply`` step recorded (from the answer made to here:
+        the wake-up of the call's thread and the message built)."""
+        reply = proving_pb2.ProveReply(job_id=job.id, key_id=job.key.key_id, proof_json=answer.proof_json,
                                       public_json=answer.public_json, queued_ms=answer.queued_ms,
                                       prove_ms=answer.prove_ms, partitions=[
                                           proving_pb2.PartitionProof(proof_json=p, public_json=q)
                                           for p, q in answer.texts])
+        self.d.step(job, "reply", answer.answered_ns, time.monotonic_ns())
+        return reply
 
     @_handled
     def Prove(self, request, context):
@@ -253,13 +256,12 @@ class Daemon:
             device_budget = None if free is None else int(free * DEVICE_BUDGET_SHARE)
         self.engine = Engine(EngineConfig(devices=() if config.cpu else None, synthesis="thread",
                                           synthesis_workers=1, device_memory_budget_bytes=device_budget,
-                                          timeline_path=timeline))
+                                          timeline_path=timeline, timeline_live=True))
         host_budget = config.host_budget_bytes or physical_memory_bytes() // 4
         self.keys = KeyStore(self.engine.devices, self.engine.recorder, host_budget, recheck=config.recheck,
                              pinned=any(d.gpu for d in self.engine.devices))
         self.metrics = Metrics(self._busy, self._depth, self._running)
         self.scheduler = Scheduler(self.engine, self.keys, config.max_running, self._ended)
-        self.spool = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
         self._shapes: dict[str, int] = {}
         self.proofs = self.failures = 0
 
@@ -282,15 +284,20 @@ class Daemon:
                 raise ValueError(f"zkey {entry.path}: {exc}") from None
         return self._shapes[entry.key_id]
 
+    def step(self, job: ServedJob, step: str, start_ns: int, end_ns: int) -> None:
+        """A ``serve_step`` interval of ``job`` on the timeline (events.py)."""
+        self.engine.recorder.interval("serve_step", start_ns, end_ns, job=job.id, step=step)
+
     def _ended(self, job: ServedJob, state: str) -> None:
-        now, now_ns = time.monotonic(), time.monotonic_ns()
-        self.engine.recorder.interval("served", now_ns - int((now - job.arrived) * 1e9), now_ns,
-                                      job=job.id, key=job.key.key_id,
+        now = time.monotonic_ns()
+        self.engine.recorder.interval("served", job.received_ns, now, job=job.id, key=job.key.key_id,
                                       priority=job.priority, outcome={"done": "proved"}.get(state, state))
         if state == "done":
+            answer = job.future.result()
+            self.step(job, "answer", answer.landed_ns, answer.answered_ns)
             self.proofs += 1
             self.metrics.proofs.labels(job.priority).inc()
-            self.metrics.latency.observe(now - job.arrived)
+            self.metrics.latency.observe((now - job.received_ns) / 1e9)
         else:
             self.failures += 1
             self.metrics.failures.labels(state).inc()

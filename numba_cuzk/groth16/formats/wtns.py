@@ -18,10 +18,10 @@ from numba_cuzk.groth16.formats.headers import WTNS, read_wtns_size, wtns_header
 VERSION = 2  # what snarkjs (wtns calculate) and circom's witness generators write
 
 
-def read_wtns(path: PathLike) -> np.ndarray:
-    """A witness file -> (8, n) uint32 canonical Fr. Raises ValueError naming the
-    section, or the first value that is not reduced mod r."""
-    f = BinFile(WTNS, path)
+def read_wtns(source: PathLike | bytes) -> np.ndarray:
+    """A witness file (its path, or its bytes) -> (8, n) uint32 canonical Fr. Raises
+    ValueError naming the section, or the first value that is not reduced mod r."""
+    f = BinFile(WTNS, source)
     n = wtns_header(f)
     witness = f.section(2, n * FR.nbytes).view("<u4").reshape(n, FR.limbs).T.astype(np.uint32, order="C")
     _check(witness, WTNS.where(2))
