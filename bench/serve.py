@@ -107,6 +107,13 @@ class Daemon:
         timeline = read(self.timeline)
         return timeline.header["t0_ns"], serve_split.job_events(timeline.events)
 
+    def status(self) -> dict:
+        """GetStatus's JSON (docs/daemon.md)."""
+        from numba_cuzk.serve.client import ProverClient
+
+        with ProverClient(self.address) as client:
+            return client.status()
+
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(120)
@@ -355,7 +362,8 @@ def gpu_part(folder: Path, runs: int, rounds: int, log_sizes: tuple[int, ...], r
                 got = rates[log_n]
                 print(f"round {r + 1}, 2^{log_n}: ms per proof: engine {got.engine[-1]:.2f}, one client "
                       f"{got.one_client[-1]:.2f}, {CLIENTS} clients {got.clients[-1]:.2f}", flush=True)
-        params = {"circuit": "mimc", "back_to_back": back_to_back, "per_client": per_client, "stat": "median"}
+        params = {"circuit": "mimc", "back_to_back": back_to_back, "per_client": per_client, "stat": "median",
+                  "daemon_max_running": daemon.status()["queue"]["max_running"]}
         for log_n in rate_sizes:
             records += rate_records(log_n, rates[log_n], device, params)
     finally:
