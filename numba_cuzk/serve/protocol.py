@@ -15,10 +15,9 @@ Pure stdlib at import: the client imports this, and must start in a few hundred 
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -37,9 +36,10 @@ def default_socket() -> Path:
     return folder / "serve.sock"
 
 
-@dataclass(frozen=True)
-class Address:
-    """A parsed address: ``unix`` with ``path``, or TCP ``host`` and ``port``."""
+class Address(NamedTuple):
+    """A parsed address: ``unix`` with ``path``, or TCP ``host`` and ``port``. (A NamedTuple:
+    dataclasses, like ipaddress below, would be a client process's import, which grpc's
+    imports do not already pay for.)"""
 
     unix: bool
     path: str = ""
@@ -59,6 +59,8 @@ class Address:
         """Reachable from this machine only: a Unix socket, localhost or a loopback IP."""
         if self.unix or self.host == "localhost":
             return True
+        import ipaddress
+
         try:
             return ipaddress.ip_address(self.host).is_loopback
         except ValueError:  # a host name: it may resolve anywhere
