@@ -52,7 +52,9 @@ DRAIN_GRACE_S = 5.0
 @dataclass(frozen=True)
 class ServeConfig:
     """The daemon's settings (`numba-cuzk serve --help`). ``listen``: protocol.parse_address.
-    ``max_running``: jobs in the engine at once. ``host_budget_bytes``: warm keys' host
+    ``max_running``: jobs in the engine at once (None: the engine's proof slots, gpu workers
+    + 1 per device, so a job is staged into the third slot while one proves and the next
+    waits queued behind it on the device). ``host_budget_bytes``: warm keys' host
     memory (None: a quarter of physical memory). ``device_budget_bytes``: resident keys'
     bytes per device (None: 90% of the memory free at start; no limit on the CPU backend).
     ``recheck``: check every key's points when it is loaded, even a key whose bytes passed
@@ -63,7 +65,7 @@ class ServeConfig:
     token_file: str | None = None
     metrics_port: int | None = None
     cpu: bool = False
-    max_running: int = 2
+    max_running: int | None = None
     timeline: str | None = None
     host_budget_bytes: int | None = None
     device_budget_bytes: int | None = None
@@ -245,23 +247,31 @@ class TokenCheck(grpc.ServerInterceptor):
         return self._deny
 
 
+def engine_config(config: ServeConfig, timeline: Path | None) -> EngineConfig:
+    """The daemon's Engine settings (bench.serve makes the same Engine in its own process):
+    witnesses already in memory (thread synthesis), the device budget for resident keys,
+    the timeline live at its name."""
+    device_budget = config.device_budget_bytes
+    if device_budget is None and not config.cpu:
+        free = free_bytes()
+        device_budget = None if free is None else int(free * DEVICE_BUDGET_SHARE)
+    return EngineConfig(devices=() if config.cpu else None, synthesis="thread", synthesis_workers=1,
+                        device_memory_budget_bytes=device_budget, timeline_path=timeline, timeline_live=True)
+
+
 class Daemon:
     """An Engine, its KeyStore and Scheduler, and the figures GetStatus reports."""
 
     def __init__(self, config: ServeConfig, address: protocol.Address, timeline: Path) -> None:
         self.config, self.address, self.started = config, address, time.monotonic()
-        device_budget = config.device_budget_bytes
-        if device_budget is None and not config.cpu:
-            free = free_bytes()
-            device_budget = None if free is None else int(free * DEVICE_BUDGET_SHARE)
-        self.engine = Engine(EngineConfig(devices=() if config.cpu else None, synthesis="thread",
-                                          synthesis_workers=1, device_memory_budget_bytes=device_budget,
-                                          timeline_path=timeline, timeline_live=True))
+        self.engine = Engine(engine_config(config, timeline))
         host_budget = config.host_budget_bytes or physical_memory_bytes() // 4
         self.keys = KeyStore(self.engine.devices, self.engine.recorder, host_budget, recheck=config.recheck,
                              pinned=any(d.gpu for d in self.engine.devices))
         self.metrics = Metrics(self._busy, self._depth, self._running)
-        self.scheduler = Scheduler(self.engine, self.keys, config.max_running, self._ended)
+        self.max_running = config.max_running or len(self.engine.devices) * (
+            self.engine.config.gpu_workers_per_device + 1)
+        self.scheduler = Scheduler(self.engine, self.keys, self.max_running, self._ended)
         self._shapes: dict[str, int] = {}
         self.proofs = self.failures = 0
 
@@ -322,7 +332,7 @@ class Daemon:
             "uptime_s": round(time.monotonic() - self.started, 3),
             "backend": "gpu" if any(d.gpu for d in self.engine.devices) else "cpu",
             "queue": {"queued": self.scheduler.queued_by_priority(), "running": self.scheduler.running(),
-                      "max_running": self.config.max_running},
+                      "max_running": self.max_running},
             "jobs": self.scheduler.snapshot(), "keys": keys, "devices": devices,
             "host_memory": {"rss_bytes": _rss_bytes(), "total_bytes": physical_memory_bytes(),
                             "warm_key_bytes": sum(k["host_bytes"] for k in keys if k["tier"] != "cold"),

@@ -132,7 +132,7 @@ def test_evict_and_preload(daemon, zkey, good, tmp_path):
 
 
 def test_32_clients_against_a_2_job_queue(daemon, zkey, tmp_path):
-    assert daemon.daemon.config.max_running == 2
+    assert daemon.daemon.max_running == 2
     witnesses = [wtns_bytes(witness_array(seed), tmp_path, f"w{seed}.wtns") for seed in range(32)]
     replies: dict[int, object] = {}
 
