@@ -135,7 +135,8 @@ def latency_params(runs: list[ProcessRun], daemon: Daemon) -> dict:
     kernels = [serve_split.kernel_ms(by_job.get(r.reply["job"], [])) for r in runs]
     return {"runs": len(runs), "stat": "median", "walls_ms": [round(r.wall_ms, 1) for r in runs],
             "client_cpu_ms": round(statistics.median(r.cpu_ms for r in runs), 1),
-            **{f"daemon_{k}": round(statistics.median(r.reply[k] for r in runs), 1) for k in ("queued_ms", "prove_ms")},
+            **{f"daemon_{k}": round(statistics.median(r.reply[k] for r in runs), 1) for k in ("queued_ms", "prove_ms")
+               if all(k in r.reply for r in runs)},
             "split_ms": steps, **serve_split.sides_ms(steps), "kernel_ms": round(statistics.median(kernels), 3)}
 
 
