@@ -11,8 +11,8 @@ GPU part (--part gpu), on the built-in MiMC circuit at 2^14 and 2^20 (made by nu
 setup on the GPU: no Node needed), the daemon on every visible GPU:
     serve_prove_log14, serve_prove_log20   a client process's wall time per proof
     then --rounds rounds, each in this order, at each --rate-sizes size (the same zkey):
-    engine_ms_per_proof_logK_mimc          this process's Engine (the daemon's settings:
-                                           thread synthesis, two GPU workers) proving
+    engine_ms_per_proof_logK_mimc          this process's Engine (the daemon's settings,
+                                           serve.server.engine_config) proving
                                            --back-to-back one-partition jobs submitted at once
     serve_ms_per_proof_logK_one_client     one client submitting as many (SubmitProof),
                                            then awaiting them in order
@@ -218,17 +218,18 @@ def steady_ms(done_ns: list[int]) -> float:
 
 
 class InProcessEngine:
-    """An Engine in this process with the daemon's settings, proving one key's witness
-    as ``count`` one-partition jobs submitted at once (the daemon's jobs are one each)."""
+    """An Engine in this process with the daemon's settings (serve.server.engine_config),
+    proving one key's witness as ``count`` one-partition jobs submitted at once (the
+    daemon's jobs are one each)."""
 
     def __init__(self, zkey: Path, wtns: Path, timeline: Path, cpu: bool) -> None:
-        from numba_cuzk.engine import Engine, EngineConfig, Job
+        from numba_cuzk.engine import Engine, Job
         from numba_cuzk.groth16.formats import read_wtns
         from numba_cuzk.groth16.key_checks import load_checked_key
+        from numba_cuzk.serve.server import ServeConfig, engine_config
 
         self.pk, self.witness, self.job = load_checked_key(zkey), read_wtns(wtns), Job
-        self.engine = Engine(EngineConfig(devices=() if cpu else None, synthesis="thread", synthesis_workers=1,
-                                          timeline_path=timeline))
+        self.engine = Engine(engine_config(ServeConfig(cpu=cpu), timeline))
         self.rounds = 0
         self._run(2)  # the key made resident (compiled, graphs captured), the pipeline run once
 
