@@ -23,7 +23,6 @@ import grpc
 
 from numba_cuzk.serve import protocol, wire
 
-PRIORITY_VALUES = {"normal": 0, "critical": 1, "high": 2, "low": 3}  # proving.proto's enum Priority
 
 
 class ServeError(Exception):
@@ -110,9 +109,9 @@ class ProverClient:
         return self._call("GetMetrics", {}).text
 
     def _request(self, witness: bytes | Sequence[bytes], zkey, key_id, priority: str) -> dict:
-        if priority not in PRIORITY_VALUES:
+        if priority not in protocol.PRIORITY_VALUES:
             raise ValueError(f"priority {priority!r} is not one of {', '.join(protocol.PRIORITIES)}")
-        request = {"key": key_ref(zkey, key_id), "priority": PRIORITY_VALUES[priority]}
+        request = {"key": key_ref(zkey, key_id), "priority": protocol.PRIORITY_VALUES[priority]}
         if isinstance(witness, (bytes, bytearray, memoryview)):
             return {**request, "witness": witness}
         return {**request, "partitions": list(witness)}

@@ -5,7 +5,8 @@
 Each call is checked before it queues anything, and a refusal is a gRPC status whose
 details name the problem (the daemon goes on serving):
 
-    INVALID_ARGUMENT     a witness that is not a .wtns file, has the wrong number of wires,
+    INVALID_ARGUMENT     a request that is not its call's message (serve/wire.py decodes it);
+                         a witness that is not a .wtns file, has the wrong number of wires,
                          holds a value >= r, or does not prove with the key (wrong circuit);
                          a zkey path that cannot be read or does not parse or check
     NOT_FOUND            an unknown key id or job id
@@ -38,13 +39,12 @@ from numba_cuzk.engine import Engine, EngineConfig
 from numba_cuzk.engine.config import physical_memory_bytes
 from numba_cuzk.groth16.formats import read_shape, read_wtns
 from numba_cuzk.groth16.memory import free_bytes, used_bytes
-from numba_cuzk.serve import protocol, proving_pb2, proving_pb2_grpc
+from numba_cuzk.serve import protocol, wire
 from numba_cuzk.serve.jobs import Answer, Refused, Scheduler, ServedJob, WitnessRejected
 from numba_cuzk.serve.keys import KeyInUse, KeyStore, UnknownKey
 from numba_cuzk.serve.metrics import Metrics
 
-PRIORITY_NAMES = {proving_pb2.CRITICAL: "critical", proving_pb2.HIGH: "high", proving_pb2.NORMAL: "normal",
-                  proving_pb2.LOW: "low"}
+PRIORITY_NAMES = {value: name for name, value in protocol.PRIORITY_VALUES.items()}
 DEVICE_BUDGET_SHARE = 0.9  # of the device memory free at start, for resident keys (the rest: other processes)
 DRAIN_GRACE_S = 5.0
 
@@ -93,20 +93,6 @@ def _status_of(exc: BaseException) -> CallError:
     return CallError(grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
 
 
-def _handled(method):
-    """A servicer method whose exceptions become gRPC statuses naming the problem."""
-
-    def call(self, request, context):
-        try:
-            return method(self, request, context)
-        except Exception as exc:
-            error = _status_of(exc)
-            context.abort(error.code, error.details)
-
-    call.__name__ = method.__name__
-    return call
-
-
 def witness_from_bytes(data: bytes, n_vars: int):
     """A .wtns file's bytes -> (8, n) uint32 witness, checked (format, canonical values,
     ``n_vars`` wires), parsed where they lie (no spool file). ValueError naming the problem."""
@@ -121,11 +107,33 @@ def witness_from_bytes(data: bytes, n_vars: int):
     return witness
 
 
-class ProverService(proving_pb2_grpc.ProverServicer):
-    """The gRPC calls (proving.proto) over a KeyStore and a Scheduler."""
+class ProverService:
+    """The gRPC calls (proving.proto) over a KeyStore and a Scheduler. Each method takes a
+    request decoded by serve/wire.py (bytes fields are views of the request: a witness is not
+    copied before its parse) and returns its reply's fields, which ``handler`` encodes; an
+    exception, the request's own decoding included, becomes a status naming the problem."""
 
     def __init__(self, daemon: Daemon) -> None:
         self.d = daemon
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The service's calls on raw bytes (wire.METHODS), for grpc.Server."""
+        return grpc.method_handlers_generic_handler(wire.SERVICE, {
+            method: grpc.unary_unary_rpc_method_handler(
+                lambda data, context, method=method: self._call(method, data, context))
+            for method in wire.METHODS})
+
+    def _call(self, method: str, data: bytes, context) -> bytes:
+        request, reply = wire.METHODS[method]
+        try:
+            try:
+                decoded = wire.decode(request, data, copy=False)
+            except ValueError as exc:
+                raise ValueError(f"a malformed {request} message: {exc}") from None
+            return wire.encode(reply, getattr(self, method)(decoded, context))
+        except Exception as exc:
+            error = _status_of(exc)
+            context.abort(error.code, error.details)
 
     def _key(self, ref):
         if not ref.key_id and not ref.zkey_path:
@@ -154,27 +162,22 @@ class ProverService(proving_pb2_grpc.ProverServicer):
         self.d.step(job, "witness", received, job.queued_ns)
         return job
 
-    def _reply(self, job: ServedJob, answer: Answer) -> proving_pb2.ProveReply:
-        """The reply to send, its ``reply`` step recorded (from the answer made to here:
-        the wake-up of the call's thread and the message built)."""
-        reply = proving_pb2.ProveReply(job_id=job.id, key_id=job.key.key_id, proof_json=answer.proof_json,
-                                      public_json=answer.public_json, queued_ms=answer.queued_ms,
-                                      prove_ms=answer.prove_ms, partitions=[
-                                          proving_pb2.PartitionProof(proof_json=p, public_json=q)
-                                          for p, q in answer.texts])
+    def _reply(self, job: ServedJob, answer: Answer) -> dict:
+        """The ProveReply to send, its ``reply`` step recorded (from the answer made to here:
+        the wake-up of the call's thread)."""
         self.d.step(job, "reply", answer.answered_ns, time.monotonic_ns())
-        return reply
+        return {"job_id": job.id, "key_id": job.key.key_id, "proof_json": answer.proof_json,
+                "public_json": answer.public_json, "queued_ms": answer.queued_ms, "prove_ms": answer.prove_ms,
+                "partitions": [{"proof_json": p, "public_json": q} for p, q in answer.texts]}
 
-    @_handled
     def Prove(self, request, context):
         job = self._queue(request, retain=False)
         context.add_callback(lambda: self.d.scheduler.abandon(job) if not job.future.done() else None)
         return self._reply(job, job.future.result())
 
-    @_handled
     def SubmitProof(self, request, context):
         job = self._queue(request, retain=True)
-        return proving_pb2.SubmitReply(job_id=job.id, key_id=job.key.key_id)
+        return {"job_id": job.id, "key_id": job.key.key_id}
 
     def _job(self, job_id: str) -> ServedJob:
         job = self.d.scheduler.jobs.get(job_id)
@@ -182,7 +185,6 @@ class ProverService(proving_pb2_grpc.ProverServicer):
             raise UnknownKey(f"unknown job {job_id!r} (never submitted, already collected, or forgotten)")
         return job
 
-    @_handled
     def AwaitProof(self, request, context):
         job = self._job(request.job_id)
         timeout = request.timeout_s if request.timeout_s > 0 else None
@@ -197,20 +199,17 @@ class ProverService(proving_pb2_grpc.ProverServicer):
         self.d.scheduler.collected(job)
         return self._reply(job, answer)
 
-    @_handled
     def Cancel(self, request, context):
         job = self._job(request.job_id)
-        return proving_pb2.CancelReply(job_id=job.id, state=self.d.scheduler.cancel(job))
+        return {"job_id": job.id, "state": self.d.scheduler.cancel(job)}
 
-    @_handled
     def GetStatus(self, request, context):
-        return proving_pb2.StatusReply(json=json.dumps(self.d.status()))
+        return {"json": json.dumps(self.d.status())}
 
-    def _key_reply(self, entry) -> proving_pb2.KeyReply:
-        return proving_pb2.KeyReply(key_id=entry.key_id, tier=self.d.keys.tier_of(entry),
-                                    host_bytes=entry.host_bytes, device_bytes=self.d.keys.device_bytes(entry))
+    def _key_reply(self, entry) -> dict:
+        return {"key_id": entry.key_id, "tier": self.d.keys.tier_of(entry), "host_bytes": entry.host_bytes,
+                "device_bytes": self.d.keys.device_bytes(entry)}
 
-    @_handled
     def PreloadKey(self, request, context):
         entry = self._key(request)
         self.d.n_vars(entry)
@@ -218,15 +217,13 @@ class ProverService(proving_pb2_grpc.ProverServicer):
         self.d.keys.refresh()
         return self._key_reply(entry)
 
-    @_handled
     def EvictKey(self, request, context):
         entry = self._key(request)
         self.d.keys.evict(entry)
         return self._key_reply(entry)
 
-    @_handled
     def GetMetrics(self, request, context):
-        return proving_pb2.MetricsReply(text=self.d.metrics.text())
+        return {"text": self.d.metrics.text()}
 
 
 class TokenCheck(grpc.ServerInterceptor):
@@ -414,7 +411,7 @@ def start(config: ServeConfig) -> tuple[grpc.Server, Daemon]:
                    ("grpc.so_reuseport", 0)]
         server = grpc.server(ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="grpc"),
                              interceptors=[TokenCheck(token)] if token else [], options=options)
-        proving_pb2_grpc.add_ProverServicer_to_server(ProverService(daemon), server)
+        server.add_generic_rpc_handlers((ProverService(daemon).handler(),))
         old = os.umask(0o177)  # the socket is created 0600
         try:
             port = server.add_insecure_port(address.target)

@@ -1,12 +1,14 @@
-"""The client's side of proving.proto on the wire, without protobuf.
+"""proving.proto's messages on the wire, without protobuf: the client's and the daemon's.
 
 A client process imports grpc and this module only. protobuf and the generated module
 cost 59 M of a client process's 464 M instructions (13%, callgrind: the descriptor pool
 built at import), and a witness sent in a protobuf message is copied into the message and
 again into its serialization: 29 + 62 ms of CPU for a 2^20-wire witness (32 MB) on the
-2-core box, against one join here. proving.proto stays the contract: the daemon parses
-with the generated proving_pb2, and tests/serve/test_wire.py checks MESSAGES against its
-descriptors and random messages both ways.
+2-core box, against one join here. The daemon reads a request's bytes fields as views of
+the request (``decode(copy=False)``): a 2^20-wire witness is not copied before its parse,
+where protobuf copied it into the message and again on each read of the field.
+proving.proto stays the contract: tests/serve/test_wire.py checks MESSAGES against the
+generated module's descriptors, and random messages both ways.
 
 Proto3's wire format: each field is a varint key (number << 3 | wire type), then its value:
 a varint (wire type 0: enums, int64), 8 bytes (1: double) or a varint length and that
@@ -74,10 +76,11 @@ def encode(message: str, values: dict) -> bytes:
     return b"".join(parts)
 
 
-def decode(message: str, data: bytes) -> SimpleNamespace:
+def decode(message: str, data: bytes, copy: bool = True) -> SimpleNamespace:
     """Message ``message`` from its bytes: a namespace of its fields by name (defaults for
-    those absent; repeated ones as lists, messages as namespaces). ValueError on bytes that
-    are not such a message."""
+    those absent; repeated ones as lists, messages as namespaces). ``copy=False``: bytes
+    fields are memoryviews of ``data``. ValueError on bytes that are not such a message
+    (UnicodeDecodeError, a ValueError, for a string that is not UTF-8)."""
     schema = MESSAGES[message]
     fields = {name: [] if repeated else (decode(kind, b"") if kind in MESSAGES else _DEFAULTS[kind])
               for name, kind, repeated in schema.values()}
@@ -91,8 +94,9 @@ def decode(message: str, data: bytes) -> SimpleNamespace:
         name, kind, repeated = schema[number]
         if wire != _WIRE.get(kind, LENGTH):
             raise ValueError(f"{message}.{name}: wire type {wire}, expected {_WIRE.get(kind, LENGTH)}")
-        value = (decode(kind, raw) if kind in MESSAGES else raw.decode() if kind == STRING else
-                 raw if kind == BYTES else _DOUBLE.unpack(raw)[0] if kind == DOUBLE else raw - (raw >> 63 << 64))
+        value = (decode(kind, raw, copy) if kind in MESSAGES else str(raw, "utf-8") if kind == STRING else
+                 (bytes(raw) if copy else raw) if kind == BYTES else _DOUBLE.unpack(raw)[0] if kind == DOUBLE
+                 else raw - (raw >> 63 << 64))
         if repeated:
             fields[name].append(value)
         else:
@@ -129,7 +133,7 @@ def _read_varint(view: memoryview, pos: int) -> tuple[int, int]:
 
 
 def _read_value(view: memoryview, pos: int, wire: int, message: str):
-    """(position after the value, the value: an int for a varint, bytes otherwise)."""
+    """(position after the value, the value: an int for a varint, a view of the bytes otherwise)."""
     if wire == VARINT:
         return _read_varint(view, pos)[::-1]
     size = {FIXED64: 8, FIXED32: 4}.get(wire)
@@ -139,4 +143,4 @@ def _read_value(view: memoryview, pos: int, wire: int, message: str):
         raise ValueError(f"{message}: wire type {wire} at byte {pos} is not one of proto3's")
     if pos + size > len(view):
         raise ValueError(f"{message}: a field of {size} bytes runs past the end, at byte {pos}")
-    return pos + size, bytes(view[pos:pos + size])
+    return pos + size, view[pos:pos + size]

@@ -16,6 +16,7 @@ from numba_cuzk.field.params import FR
 from numba_cuzk.groth16 import pairing
 from numba_cuzk.groth16.formats import read_zkey
 from numba_cuzk.groth16.formats.jsonfiles import read_proof_json, read_public_json
+from numba_cuzk.serve import wire
 from numba_cuzk.serve.client import ServeError
 from tests.serve.conftest import witness_array, wtns_bytes
 
@@ -95,6 +96,21 @@ def test_malformed_request_is_refused_and_the_daemon_serves_on(daemon, zkey, goo
             client.prove(witness, **key)
         assert refused.value.code == code and named in refused.value.details, refused.value.details
         assert verified(client.prove(good, zkey=zkey), zkey, tmp_path)  # and it serves on
+
+
+@pytest.mark.parametrize(("data", "named"), [
+    (b"\x0a\x05ab", "runs past the end"),  # a KeyRef of 5 bytes, 2 there
+    (b"\x0a\x04\x0a\x02\xff\xfe", "utf-8"),  # a key id that is not UTF-8
+    (b"\x17", "wire type 7"),
+], ids=["truncated", "not-utf8", "wire-type"])
+def test_a_malformed_message_is_refused_and_the_daemon_serves_on(daemon, zkey, good, tmp_path, data, named):
+    with daemon.client(timeout_s=TIMEOUT_S) as client:
+        with pytest.raises(grpc.RpcError) as refused:
+            client.channel.unary_unary(f"/{wire.SERVICE}/Prove")(data, timeout=TIMEOUT_S)
+        details = refused.value.details()
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, details
+        assert "a malformed ProveRequest message" in details and named in details, details
+        assert verified(client.prove(good, zkey=zkey), zkey, tmp_path)
 
 
 def test_a_failing_job_fails_alone(daemon, zkey, good, tmp_path):

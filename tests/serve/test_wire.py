@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numba_cuzk.serve import proving_pb2, wire
-from numba_cuzk.serve.client import PRIORITY_VALUES
+from numba_cuzk.serve.protocol import PRIORITY_VALUES
 
 SCALARS = {descriptor.FieldDescriptor.TYPE_STRING: wire.STRING, descriptor.FieldDescriptor.TYPE_BYTES: wire.BYTES,
            descriptor.FieldDescriptor.TYPE_DOUBLE: wire.DOUBLE, descriptor.FieldDescriptor.TYPE_INT64: wire.INT,
