@@ -71,7 +71,7 @@ def encode(message: str, values: dict) -> bytes:
             elif wire == FIXED64:
                 parts.append(_DOUBLE.pack(item))
             else:
-                data = item.encode() if kind == STRING else item
+                data = item.encode() if kind == STRING else memoryview(item).cast("B")  # length in bytes
                 parts += [_varint(len(data)), data]
     return b"".join(parts)
 
