@@ -59,6 +59,12 @@
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check; $OUT/compile.log, soak.log
+#   bench/gpu_check.sh COMMIT serve       issue 38's daemon figures in one call (~2-2.5 min with a warm
+#   kernel cache; an empty one adds `numba-cuzk compile`'s ~1 min): bench.serve --part gpu, MiMC 2^14 and
+#   2^20 (built and set up first where build/bench-serve lacks them, ~30 s): client processes per proof
+#   (split by step), then rounds of this process's Engine, one client and 8 clients back to back on the
+#   same keys; $OUT/serve.json (the records), $OUT/serve.tgz (log, versions, the daemon's and engines'
+#   timelines)
 # For each section: the real-GPU run of its kernel tests (pytest -m gpu), then its
 # benchmark, each stopped after $TEST_TIMEOUT / $BENCH_TIMEOUT seconds (default 300;
 # curve's tests compile every G2 formula into one kernel: give them ~540). Full logs and results go to $OUT (or ./gpu-out); stdout gets their tails.
@@ -152,6 +158,24 @@ for arg in "$@"; do
             timeout 120 python3 -m bench.prebuilt --archive "$PREBUILT_ARCHIVE" --runs 2 --out "$out/startup.json" 2>&1 \
                 | grep -v Warning | tail -4 | tee -a "$out/startup.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
         fi
+        continue
+    fi
+    if [ "$arg" = serve ]; then
+        echo "=== serve: bench.serve --part gpu"
+        work=$(mktemp -d)
+        python3 -c 'import sys, grpc, google.protobuf as pb; from google.protobuf.internal import api_implementation as a
+from numba_cuzk.serve import proving_pb2
+print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, protobuf {pb.__version__} ({a.Type()})")' \
+            > "$work/versions.txt" 2>&1 || status=1
+        cat "$work/versions.txt"
+        python3 -m numba_cuzk.cli compile > "$work/serve.log" 2>&1 || status=1  # seconds when the cache is warm
+        tail -1 "$work/serve.log"
+        sizes=${SERVE_SIZES:-14,20}  # 8,10 for a dry run on the CPU backend
+        timeout "${SERVE_TIMEOUT:-200}" python3 -m bench.serve --part gpu --runs "${SERVE_RUNS:-10}" --rounds 3 \
+            --sizes "$sizes" --rate-sizes "$sizes" --timeline "$work/daemon-timeline.jsonl" --out "$out/serve.json" \
+            >> "$work/serve.log" 2>&1 || { status=1; echo "FAILED: bench.serve"; }
+        grep -E "^(2\^|round|serve_|engine_)" "$work/serve.log"
+        tar czf "$out/serve.tgz" -C "$work" .
         continue
     fi
     if [ "$arg" = compile ]; then

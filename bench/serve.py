@@ -1,4 +1,4 @@
-"""The daemon (`numba-cuzk serve`) against a process per proof (issue 38).
+"""The daemon (`numba-cuzk serve`) against a process per proof and against the engine (issue 38).
 
 CPU part (--part cpu), on one 2^14 circom circuit (bench/snarkjs.py's chain; its zkey
 from numba-cuzk's setup), the three alternating within each round so that other load
@@ -10,11 +10,26 @@ pays it:
 GPU part (--part gpu), on the built-in MiMC circuit at 2^14 and 2^20 (made by numba-cuzk's
 setup on the GPU: no Node needed), the daemon on every visible GPU:
     serve_prove_log14, serve_prove_log20   a client process's wall time per proof
-    serve_proofs_per_s_log20               8 Python clients at once, proofs per second
-Records: bench/results/serve/serve-<host>-<commit>-<date>.json, params.timing "call-latency" (throughput:
-"device-throughput"), medians of --runs after one warm-up.
+    then --rounds rounds, each in this order, at each --rate-sizes size (the same zkey):
+    engine_ms_per_proof_logK_mimc          this process's Engine (the daemon's settings,
+                                           serve.server.engine_config) proving
+                                           --back-to-back one-partition jobs submitted at once
+    serve_ms_per_proof_logK_one_client     one client submitting as many (SubmitProof),
+                                           then awaiting them in order
+    serve_ms_per_proof_logK_clients8       8 clients at once, each proving --per-client
+    serve_proofs_per_s_log20               the 8 clients' rate, proofs/s
+Per-proof times are the steady rate: from the first proof done to the last, over the
+proofs between (the pipeline's fill left out, as for each of the three alike); each is
+the median of the rounds, with min/max; the daemon's have the engine's figure of the same
+call as their peer and their ratio to it (issue 38's goal: <= 1.10).
+Every latency record's params.split_ms holds the median of each step of a proof through
+the daemon (bench/serve_split.py: the client process's own start, imports and writes,
+transport, each of the daemon's steps from its live timeline) and params.client_cpu_ms
+the client process's CPU time (user + system).
+Records: bench/results/serve/serve-<host>-<commit>-<date>.json, params.timing "call-latency".
     python3 -m bench.serve --part cpu [--runs 5] [--dir build/bench-snarkjs] [--out FILE]
-    python3 -m bench.serve --part gpu [--runs 10] [--dir build/bench-serve]
+    python3 -m bench.serve --part gpu [--runs 10] [--rounds 3] [--dir build/bench-serve]
+        [--timeline FILE] [--out FILE]
 """
 
 from __future__ import annotations
@@ -22,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -29,45 +45,74 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from bench import common
+from bench import common, serve_split
 from bench.snarkjs import Files, prepare
 from tests.interop.node import REPO, NodeTools
 
 CLIENTS = 8
-PROOFS_PER_CLIENT = 8
 
 
 def _numba_cuzk(*args) -> list[str]:
     return [sys.executable, "-m", "numba_cuzk.launch", *map(str, args)]
 
 
-def _wall_s(cmd: list[str], cwd: Path, replies: list | None = None) -> float:
-    """The command's wall time (s); with ``replies``, its stdout's JSON is appended there."""
-    start = time.perf_counter()
+@dataclass(frozen=True)
+class ProcessRun:
+    """One process: wall and CPU (user + system) ms, its spawn and exit as this process
+    saw them (time.monotonic_ns), and its stdout's JSON (the client's --json) or None."""
+
+    wall_ms: float
+    cpu_ms: float
+    spawn_ns: int
+    exit_ns: int
+    reply: dict | None
+
+
+def run_process(cmd: list[str], cwd: Path, json_out: bool = False) -> ProcessRun:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    spawn = time.monotonic_ns()
     done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    wall = time.perf_counter() - start
+    end = time.monotonic_ns()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode:
-        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-    if replies is not None:
-        replies.append(json.loads(done.stdout))
-    return wall
+        raise SystemExit(f"{' '.join(map(str, cmd))} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1e3
+    return ProcessRun((end - spawn) / 1e6, cpu, spawn, end, json.loads(done.stdout) if json_out else None)
 
 
 class Daemon:
-    """`numba-cuzk serve` on a temporary socket, the keys preloaded, until ``stop``."""
+    """`numba-cuzk serve` on a temporary socket, the keys preloaded, its timeline live at
+    ``timeline``, until ``stop``."""
 
-    def __init__(self, zkeys: list[Path], cpu: bool) -> None:
+    def __init__(self, zkeys: list[Path], cpu: bool, timeline: Path | None = None) -> None:
         self.folder = tempfile.TemporaryDirectory(prefix="bench-serve-")
         self.address = f"unix:{self.folder.name}/serve.sock"
+        self.timeline = Path(timeline or Path(self.folder.name) / "serve.timeline.jsonl").resolve()
         preload = [a for z in zkeys for a in ("--preload", z)]
-        self.proc = subprocess.Popen(_numba_cuzk("serve", "--listen", self.address, *preload, *["--cpu"] * cpu),
-                                     cwd=REPO, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(_numba_cuzk("serve", "--listen", self.address, "--timeline", self.timeline,
+                                                 *preload, *["--cpu"] * cpu), cwd=REPO, stdout=subprocess.PIPE,
+                                     text=True)
         line = self.proc.stdout.readline()
         if "ready" not in line:
             raise SystemExit(f"the daemon did not start (exit {self.proc.wait()})")
         print(line.strip(), flush=True)
+
+    def events(self):
+        """Its timeline as read now: (t0_ns, events by job)."""
+        from numba_cuzk.timeline.reader import read
+
+        timeline = read(self.timeline)
+        return timeline.header["t0_ns"], serve_split.job_events(timeline.events)
+
+    def status(self) -> dict:
+        """GetStatus's JSON (docs/daemon.md)."""
+        from numba_cuzk.serve.client import ProverClient
+
+        with ProverClient(self.address) as client:
+            return client.status()
 
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
@@ -77,7 +122,22 @@ class Daemon:
 
 def _client_cmd(daemon: Daemon, files: Files, out: Path) -> list[str]:
     return _numba_cuzk("prove", "--server", daemon.address, "--zkey", files.zkey, "--witness", files.wtns,
-                       "--proof", out / "proof.json", "--public", out / "public.json")
+                       "--proof", out / "proof.json", "--public", out / "public.json", "--json")
+
+
+def latency_params(runs: list[ProcessRun], daemon: Daemon) -> dict:
+    """The client processes' walls, CPU, the daemon's queue and proving ms (its replies),
+    and the median split of a proof (bench/serve_split.py)."""
+    t0_ns, by_job = daemon.events()
+    splits = [serve_split.split_ms(r.spawn_ns, r.exit_ns, r.reply.get("t_ns", {}), by_job.get(r.reply["job"], []),
+                                   t0_ns) for r in runs]
+    steps = serve_split.median_steps(splits)
+    kernels = [serve_split.kernel_ms(by_job.get(r.reply["job"], [])) for r in runs]
+    return {"runs": len(runs), "stat": "median", "walls_ms": [round(r.wall_ms, 1) for r in runs],
+            "client_cpu_ms": round(statistics.median(r.cpu_ms for r in runs), 1),
+            **{f"daemon_{k}": round(statistics.median(r.reply[k] for r in runs), 1) for k in ("queued_ms", "prove_ms")
+               if all(k in r.reply for r in runs)},
+            "split_ms": steps, **serve_split.sides_ms(steps), "kernel_ms": round(statistics.median(kernels), 3)}
 
 
 def _verify(tools: NodeTools, files: Files, out: Path) -> None:
@@ -102,28 +162,27 @@ def cpu_part(folder: Path, runs: int) -> list[dict]:
                         out / "s.json", out / "s_public.json"],
         }
         for cmd in commands.values():  # warm-up: caches, page cache, the daemon's first proof
-            _wall_s(cmd, REPO)
-        commands["client"] = commands["client"] + ["--json"]  # the daemon's queue and proving ms, besides the wall
-        walls: dict[str, list[float]] = {name: [] for name in commands}
-        replies: list[dict] = []
+            run_process(cmd, REPO)
+        done: dict[str, list[ProcessRun]] = {name: [] for name in commands}
         for r in range(runs):
             for name, cmd in commands.items():
-                walls[name].append(_wall_s(cmd, REPO, replies if name == "client" else None) * 1e3)
-            print(f"round {r + 1}: " + ", ".join(f"{n} {w[-1]:.0f} ms" for n, w in walls.items()), flush=True)
+                done[name].append(run_process(cmd, REPO, json_out=name == "client"))
+            print(f"round {r + 1}: " + ", ".join(f"{n} {w[-1].wall_ms:.0f} ms" for n, w in done.items()), flush=True)
         _verify(tools, files, out)
+        client = latency_params(done["client"], daemon)
     finally:
         daemon.stop()
-    ms = {name: statistics.median(w) for name, w in walls.items()}
+    ms = {name: statistics.median(r.wall_ms for r in w) for name, w in done.items()}
     device = common.cpu_name()
-    params = {"timing": "call-latency", "runs": runs, "stat": "median", "alternating": list(commands),
-              "what": "a whole process per proof, wall clock", "walls_ms": {n: [round(x, 1) for x in w]
-                                                                            for n, w in walls.items()}}
-    snarkjs = {"name": f"snarkjs groth16 prove CLI {tools.version('snarkjs')} (same run)", "value": round(ms["snarkjs"], 1),
-               "unit": "ms"}
-    inside = {f"daemon_{k}": round(statistics.median(r[k] for r in replies), 1) for k in ("queued_ms", "prove_ms")}
+    params = {"runs": runs, "stat": "median", "alternating": list(commands),
+              "what": "a whole process per proof, wall clock",
+              "walls_ms": {n: [round(r.wall_ms, 1) for r in w] for n, w in done.items()},
+              "cpu_ms": {n: round(statistics.median(r.cpu_ms for r in w), 1) for n, w in done.items()}}
+    snarkjs = {"name": f"snarkjs groth16 prove CLI {tools.version('snarkjs')} (same run)",
+               "value": round(ms["snarkjs"], 1), "unit": "ms"}
     return [
         common.record("serve_client_prove_log14_cpu", ms["client"], "ms", device,
-                      {**params, **inside, "ratio_to_snarkjs": round(ms["client"] / ms["snarkjs"], 3)}, snarkjs,
+                      {**params, **client, "ratio_to_snarkjs": round(ms["client"] / ms["snarkjs"], 3)}, snarkjs,
                       timing=common.CALL_LATENCY),
         common.record("oneshot_prove_log14_cpu", ms["oneshot"], "ms", device,
                       {**params, "ratio_to_snarkjs": round(ms["oneshot"] / ms["snarkjs"], 3)}, snarkjs,
@@ -152,48 +211,166 @@ def builtin_files(log_n: int, folder: Path, gpu: bool) -> Files:
     return files
 
 
-def gpu_part(folder: Path, runs: int, log_sizes: tuple[int, ...] = (14, 20)) -> list[dict]:
-    """Client latency at each size; 8 clients' proofs/s at the last."""
-    from numba_cuzk import backend
+def steady_ms(done_ns: list[int]) -> float:
+    """ms per proof from the first proof done to the last (the pipeline's fill left out)."""
+    done_ns = sorted(done_ns)
+    return (done_ns[-1] - done_ns[0]) / 1e6 / (len(done_ns) - 1)
+
+
+class InProcessEngine:
+    """An Engine in this process with the daemon's settings (serve.server.engine_config),
+    proving one key's witness as ``count`` one-partition jobs submitted at once (the
+    daemon's jobs are one each)."""
+
+    def __init__(self, zkey: Path, wtns: Path, timeline: Path, cpu: bool) -> None:
+        from numba_cuzk.engine import Engine, Job
+        from numba_cuzk.groth16.formats import read_wtns
+        from numba_cuzk.groth16.key_checks import load_checked_key
+        from numba_cuzk.serve.server import ServeConfig, engine_config
+
+        self.pk, self.witness, self.job = load_checked_key(zkey), read_wtns(wtns), Job
+        self.engine = Engine(engine_config(ServeConfig(cpu=cpu), timeline))
+        self.rounds = 0
+        self._run(2)  # the key made resident (compiled, graphs captured), the pipeline run once
+
+    def _run(self, count: int) -> list[int]:
+        """``count`` jobs submitted at once, waited for; when each was done (monotonic ns)."""
+        self.rounds += 1
+        done: list[int] = []
+        futures = [self.engine.submit(self.job(self.pk, [self.witness], name=f"round{self.rounds}-{k}"))
+                   for k in range(count)]
+        for future in futures:
+            future.add_done_callback(lambda f: done.append(time.monotonic_ns()))
+        for future in futures:
+            future.result()
+        return done
+
+    def per_proof_ms(self, count: int) -> float:
+        """Steady ms per proof of ``count`` jobs submitted at once."""
+        return steady_ms(self._run(count))
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def one_client_ms(address: str, witness: bytes, zkey: Path, count: int) -> float:
+    """Steady ms per proof of ``count`` proofs submitted by one client at once, awaited in order."""
     from numba_cuzk.serve.client import ProverClient
 
-    gpu = backend.cuda_available()
-    sizes = {log_n: builtin_files(log_n, folder / f"mimc_log{log_n}", gpu) for log_n in log_sizes}
-    top = log_sizes[-1]
-    out = Path(tempfile.mkdtemp(prefix="bench-serve-out-"))
-    daemon = Daemon([f.zkey for f in sizes.values()], cpu=False)
-    records = []
-    try:
-        device = common.gpu_name() if gpu else common.cpu_name()
-        for log_n, files in sizes.items():
-            cmd = _client_cmd(daemon, files, out)
-            _wall_s(cmd, REPO)
-            walls = [_wall_s(cmd, REPO) * 1e3 for _ in range(runs)]
-            records.append(common.record(f"serve_prove_log{log_n}", statistics.median(walls), "ms", device,
-                                         {"runs": runs, "stat": "median", "circuit": "mimc",
-                                          "what": "a client process per proof, wall clock",
-                                          "walls_ms": [round(w, 1) for w in walls]}, timing=common.CALL_LATENCY))
-            print(f"2^{log_n}: client process {statistics.median(walls):.1f} ms", flush=True)
-        files = sizes[top]
-        witness = files.wtns.read_bytes()
+    with ProverClient(address) as client:
+        jobs = [client.submit(witness, zkey=zkey) for _ in range(count)]
+        done = []
+        for job in jobs:
+            client.await_proof(job)
+            done.append(time.monotonic_ns())
+    return steady_ms(done)
 
-        def client() -> None:
-            with ProverClient(daemon.address) as c:
-                for _ in range(PROOFS_PER_CLIENT):
-                    c.prove(witness, zkey=files.zkey)
-        client()  # warm
-        start = time.perf_counter()
-        threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        rate = CLIENTS * PROOFS_PER_CLIENT / (time.perf_counter() - start)
-        records.append(common.record(f"serve_proofs_per_s_log{top}", rate, "proofs/s", device,
-                                     {"circuit": "mimc", "clients": CLIENTS, "proofs_per_client": PROOFS_PER_CLIENT},
-                                     timing=common.DEVICE_THROUGHPUT))
-        print(f"2^{top}: {rate:.2f} proofs/s with {CLIENTS} clients", flush=True)
+
+def clients_ms(address: str, witness: bytes, zkey: Path, clients: int, each: int) -> float:
+    """Steady ms per proof of ``clients`` clients at once, each proving ``each`` in turn."""
+    from numba_cuzk.serve.client import ProverClient
+
+    done: list[int] = []
+
+    def client() -> None:
+        with ProverClient(address) as c:
+            for _ in range(each):
+                c.prove(witness, zkey=zkey)
+                done.append(time.monotonic_ns())
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if len(done) != clients * each:
+        raise SystemExit(f"{clients * each - len(done)} of the clients' proofs failed")
+    return steady_ms(done)
+
+
+@dataclass
+class Rates:
+    """One size's steady ms per proof, a list per way, one figure a round."""
+
+    engine: list[float]
+    one_client: list[float]
+    clients: list[float]
+
+
+def measure_rates(daemon: Daemon, engine: InProcessEngine, files: Files, rates: Rates, back_to_back: int,
+                  per_client: int) -> None:
+    """One round: the engine, one client, the clients, in that order, at one size."""
+    witness = files.wtns.read_bytes()
+    rates.engine.append(engine.per_proof_ms(back_to_back))
+    rates.one_client.append(one_client_ms(daemon.address, witness, files.zkey, back_to_back))
+    rates.clients.append(clients_ms(daemon.address, witness, files.zkey, CLIENTS, per_client))
+
+
+def _spread(values: list[float]) -> dict:
+    return {"rounds": [round(v, 2) for v in values], "min": round(min(values), 2), "max": round(max(values), 2)}
+
+
+def rate_records(log_n: int, rates: Rates, device: str, params: dict) -> list[dict]:
+    """The engine's, one client's and the clients' steady ms per proof at 2^log_n (medians
+    of the rounds), the daemon's with the engine's as peer and their ratio to it."""
+    engine = statistics.median(rates.engine)
+    peer = {"name": "the Engine in the bench's process, the daemon's settings (same call)", "value": round(engine, 3),
+            "unit": "ms", "timing": common.CALL_LATENCY}
+    records = [common.record(f"engine_ms_per_proof_log{log_n}_mimc", engine, "ms", device,
+                             {**params, **_spread(rates.engine)}, timing=common.CALL_LATENCY)]
+    for way, values, what in (("one_client", rates.one_client, "one client submitting them all at once"),
+                              (f"clients{CLIENTS}", rates.clients, f"{CLIENTS} clients, each proving in turn")):
+        ms = statistics.median(values)
+        records.append(common.record(f"serve_ms_per_proof_log{log_n}_{way}", ms, "ms", device,
+                                     {**params, **_spread(values), "what": what,
+                                      "ratio_to_engine": round(ms / engine, 3)}, peer, timing=common.CALL_LATENCY))
+    if log_n == 20:  # the figure of the first H200 run, kept by name
+        records.append(common.record("serve_proofs_per_s_log20", 1e3 / statistics.median(rates.clients), "proofs/s",
+                                     device, {**params, "clients": CLIENTS}, timing=common.CALL_LATENCY))
+    return records
+
+
+def gpu_part(folder: Path, runs: int, rounds: int, log_sizes: tuple[int, ...], rate_sizes: tuple[int, ...],
+             back_to_back: int, per_client: int, timeline: Path | None) -> list[dict]:
+    """Client latency (a process per proof, split) at each size; then rounds of the engine,
+    one client and the clients back to back at each rate size."""
+    from numba_cuzk import backend
+
+    gpu = backend.cuda_available()
+    device = common.gpu_name() if gpu else common.cpu_name()
+    sizes = {log_n: builtin_files(log_n, folder / f"mimc_log{log_n}", gpu)
+             for log_n in sorted({*log_sizes, *rate_sizes})}
+    out = Path(tempfile.mkdtemp(prefix="bench-serve-out-"))
+    daemon = Daemon([f.zkey for f in sizes.values()], cpu=not gpu, timeline=timeline)
+    records, engines = [], {}
+    try:
+        for log_n in log_sizes:
+            cmd = _client_cmd(daemon, sizes[log_n], out)
+            run_process(cmd, REPO)
+            done = [run_process(cmd, REPO, json_out=True) for _ in range(runs)]
+            params = {"circuit": "mimc", "what": "a client process per proof, wall clock",
+                      **latency_params(done, daemon)}
+            records.append(common.record(f"serve_prove_log{log_n}", statistics.median(r.wall_ms for r in done), "ms",
+                                         device, params, timing=common.CALL_LATENCY))
+            print(f"2^{log_n}: client process {records[-1]['value']:.1f} ms (its own {params['client_process_ms']} "
+                  f"ms, the call {params['call_ms']} ms): {params['split_ms']}", flush=True)
+        engine_timeline = timeline.parent if timeline else Path(tempfile.mkdtemp(prefix="bench-serve-engine-"))
+        rates = {log_n: Rates([], [], []) for log_n in rate_sizes}
+        for log_n in rate_sizes:
+            engines[log_n] = InProcessEngine(sizes[log_n].zkey, sizes[log_n].wtns,
+                                             engine_timeline / f"engine-log{log_n}.jsonl", cpu=not gpu)
+        for r in range(rounds):
+            for log_n in rate_sizes:
+                measure_rates(daemon, engines[log_n], sizes[log_n], rates[log_n], back_to_back, per_client)
+                got = rates[log_n]
+                print(f"round {r + 1}, 2^{log_n}: ms per proof: engine {got.engine[-1]:.2f}, one client "
+                      f"{got.one_client[-1]:.2f}, {CLIENTS} clients {got.clients[-1]:.2f}", flush=True)
+        params = {"circuit": "mimc", "back_to_back": back_to_back, "per_client": per_client, "stat": "median",
+                  "daemon_max_running": daemon.status()["queue"]["max_running"]}
+        for log_n in rate_sizes:
+            records += rate_records(log_n, rates[log_n], device, params)
     finally:
+        for engine in engines.values():
+            engine.close()
         daemon.stop()
     return records
 
@@ -201,16 +378,23 @@ def gpu_part(folder: Path, runs: int, log_sizes: tuple[int, ...] = (14, 20)) -> 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=("cpu", "gpu"), required=True)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=5, help="client processes per latency figure")
     parser.add_argument("--dir", default=None, help="where the circuits' files go (default: build/bench-snarkjs "
                         "for the CPU part, build/bench-serve for the GPU part)")
-    parser.add_argument("--sizes", default="14,20", help="the GPU part's sizes (log2): latency at each, "
-                        "throughput at the last")
+    parser.add_argument("--sizes", default="14,20", help="the GPU part's latency sizes (log2)")
+    parser.add_argument("--rate-sizes", default="20", help="the GPU part's back-to-back sizes (log2; '' for none)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of engine, one client, clients")
+    parser.add_argument("--back-to-back", type=int, default=16, help="proofs per round of the engine and one client")
+    parser.add_argument("--per-client", type=int, default=4, help=f"proofs per client of the {CLIENTS}, a round")
+    parser.add_argument("--timeline", help="keep the daemon's timeline (JSONL) here, and the engines' beside it "
+                        "(engine-logK.jsonl)")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     folder = Path(args.dir or REPO / "build" / ("bench-snarkjs" if args.part == "cpu" else "bench-serve"))
+    sizes = lambda text: tuple(int(x) for x in text.split(",") if x)  # noqa: E731
     records = cpu_part(folder, args.runs) if args.part == "cpu" else gpu_part(
-        folder, args.runs, tuple(int(x) for x in args.sizes.split(",")))
+        folder, args.runs, args.rounds, sizes(args.sizes), sizes(args.rate_sizes), args.back_to_back, args.per_client,
+        Path(args.timeline) if args.timeline else None)
     for r in records:
         print(f"{r['name']}: {r['value']} {r['unit']}" + (f" (peer {r['peer']['value']} ms)" if "peer" in r else ""))
     print(f"wrote {common.write(records, 'serve', args.out)}", flush=True)

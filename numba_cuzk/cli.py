@@ -615,8 +615,8 @@ def serve(
     token_file: str | None = typer.Option(None, "--token-file", help="Every call must carry the token in this file."),
     metrics_port: int | None = typer.Option(None, "--metrics-port", min=1, max=65535,
                                             help="Also serve Prometheus metrics over HTTP on this port."),
-    max_running: int = typer.Option(2, "--max-running", min=1, help="Jobs in the engine at once (the rest queue "
-                                                                    "by priority)."),
+    max_running: int | None = typer.Option(None, "--max-running", min=1, help="Jobs in the engine at once (the rest "
+                                           "queue by priority; default: its proof slots, 3 per device)."),
     timeline_file: str | None = typer.Option(None, "--timeline", help="Write the timeline here (default: beside "
                                              "the socket); `numba-cuzk timeline` reads it while it grows."),
     host_budget_gb: float | None = typer.Option(None, "--host-budget-gb", help="Host memory for resident keys "

@@ -49,6 +49,7 @@ counters             interval device source metrics                    clock_err
 counters_unavailable instant  error                                    source                      no counters: why
 key_tier             instant  key tier                                 from_tier bytes host_memory a daemon's key moved tier
 served               interval job key priority outcome                                             a daemon's job: arrival..answer
+serve_step           interval job step                                                             a daemon's own step of a job
 ==================== ======== ======================================== =========================== =============================
 
 What the intervals cover, and the other fields:
@@ -102,8 +103,13 @@ What the intervals cover, and the other fields:
   "hot" (resident on a device), "warm" (host memory) or "cold" (on disk only), from
   ``from_tier``; ``bytes`` its host bytes; ``host_memory`` (not when cold) "pinned" (the
   daemon proves on GPUs: its queries in pinned host memory) or "pageable".
-- ``served`` (numba_cuzk.serve): a daemon's job from its arrival to its answer; ``outcome``
-  "proved", "failed", "cancelled" or "refused" (the daemon shut down before it started).
+- ``served`` (numba_cuzk.serve): a daemon's job from its arrival (the call's handler
+  entered) to its answer; ``outcome`` "proved", "failed", "cancelled" or "refused" (the
+  daemon shut down before it started).
+- ``serve_step`` (numba_cuzk.serve): a step of a job in the daemon outside the engine;
+  ``step`` "witness" (the request's arrival to the job queued: its witness parsed and
+  checked, its key acquired), "answer" (the engine's result landed to the reply's texts
+  made) or "reply" (the texts made to the gRPC thread building the reply: its wake-up).
 """
 
 from __future__ import annotations
@@ -163,6 +169,7 @@ EVENTS: dict[str, EventSpec] = {
     "counters_unavailable": EventSpec(INSTANT, ("error",), ("source",)),
     "key_tier": EventSpec(INSTANT, ("key", "tier"), ("from_tier", "bytes", "host_memory")),
     "served": EventSpec(INTERVAL, ("job", "key", "priority", "outcome")),
+    "serve_step": EventSpec(INTERVAL, ("job", "step")),
 }
 
 
@@ -178,16 +185,22 @@ def check_fields(event: str, fields: dict[str, Any]) -> None:
 
 
 class TimelineWriter:
-    """Appends events to a timeline, one JSON line each, flushed at once, in a temporary
-    file beside ``path`` (``live_path``, which a live reader may follow) that ``close``
-    renames to ``path`` (fileio.AtomicFile): a file at ``path`` is a whole run's. Safe to
-    call from any thread.
+    """Appends events to a timeline, one JSON line each, written whole and flushed at once.
+    Safe to call from any thread.
+
+    By default the file is a temporary beside ``path`` (``live_path``, which a live reader
+    may follow) that ``close`` renames to ``path`` (fileio.AtomicFile): a file at ``path``
+    is a whole run's. With ``live`` (a daemon's timeline, watched while it grows) the
+    file is at ``path`` from the start: the header is written to a temporary that is then
+    renamed to ``path``, so a reader finds the name only once the header is whole, and
+    every event is appended to that file. A reader of a live file sees whole lines and
+    possibly the start of the one being written (reader.read skips it).
 
     Times are ms since t0, the writer's creation, on ``time.monotonic_ns()``.
     """
 
     def __init__(self, path: str | os.PathLike, devices: Sequence[dict] = (),
-                 config: dict | None = None):
+                 config: dict | None = None, *, live: bool = False):
         self._t0_ns = time.monotonic_ns()
         start_unix_s = time.time()
         self._lock = threading.Lock()
@@ -198,6 +211,9 @@ class TimelineWriter:
             "start_unix_s": round(start_unix_s, 6), "clock": "monotonic", "t0_ns": self._t0_ns,
             "devices": list(devices), "config": dict(config or {}),
         })
+        self._live = live
+        if live:
+            os.replace(self._target.temporary, self._target.path)
 
     def now_ms(self) -> float:
         """Host time now, ms since t0."""
@@ -235,8 +251,9 @@ class TimelineWriter:
 
     @property
     def live_path(self) -> Path:
-        """The file being written until ``close`` renames it to the timeline's path."""
-        return self._target.temporary
+        """The file being written: ``path`` when ``live``, else the temporary that ``close``
+        renames to it."""
+        return self._target.path if self._live else self._target.temporary
 
     def device(self, event: str, start_ms: float, end_ms: float, **fields: Any) -> None:
         """Record device interval ``event`` (a CUPTI record), already on the host clock."""
@@ -244,7 +261,13 @@ class TimelineWriter:
 
     def close(self) -> None:
         with self._lock:
-            if not self._file.closed:
+            if self._file.closed:
+                return
+            if self._live:  # already at its name: made durable, as a commit would
+                self._file.flush()
+                os.fsync(self._file.fileno())
+                self._file.close()
+            else:
                 self._target.commit()
 
     def __enter__(self) -> TimelineWriter:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -161,7 +160,7 @@ def _keep_previous(path: Path) -> Path | None:
     filesystem has none), or None if there is no file."""
     if not path.exists():
         return None
-    backup = path.with_name(f".{path.name}.{secrets.token_hex(6)}.old")
+    backup = path.with_name(f".{path.name}.{os.urandom(6).hex()}.old")  # not secrets: its import (hmac, OpenSSL) is a daemon client's
     try:
         os.link(path, backup)
     except FileExistsError:

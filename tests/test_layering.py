@@ -34,8 +34,8 @@ ALLOWED = {
     "serve": {"field", "curve", "ntt", "msm", "groth16", "circuits", "engine", "commands", "timeline"},  # and cluster
 }
 # serve's modules that a client imports: only each other and fileio, nothing of numba or numpy
-SERVE_CLIENT = {f"numba_cuzk.serve.{m}" for m in ("__init__", "protocol", "client", "client_cli", "proving_pb2",
-                                                  "proving_pb2_grpc")}
+SERVE_CLIENT = {f"numba_cuzk.serve.{m}" for m in ("__init__", "protocol", "client", "client_cli", "wire",
+                                                  "proving_pb2", "proving_pb2_grpc")}
 CLIENT_MAY_IMPORT = {"numba_cuzk", "numba_cuzk.fileio", "numba_cuzk.serve"}
 LAYERS = set(ALLOWED)
 BASE = {"__init__", "_compat", "backend", "cuda_graph", "events", "fileio", "kernel_cache", "lazy"}  # top-level modules below every layer

@@ -60,6 +60,8 @@ class EngineConfig:
     device_memory_budget_bytes: proving-key bytes resident per device (gpu.key_bytes: a Prover's plan);
         least recently used keys are evicted past it. None: no limit.
     timeline_path: where to write the JSONL timeline (numba_cuzk.events); None: none.
+    timeline_live: the timeline is at ``timeline_path`` while the engine runs (a daemon's,
+        watched live), not renamed there at close (events.TimelineWriter's ``live``).
     nvml_period_ms: NVML sampling period of the timeline's ``nvml`` events.
     assembly: where proofs are assembled and checked once their device work is collected,
         off the GPU workers' path (numba_cuzk.engine.assembly): "thread" (default) or
@@ -97,6 +99,7 @@ class EngineConfig:
     host_memory_budget_bytes: int | None = None
     device_memory_budget_bytes: int | None = None
     timeline_path: str | os.PathLike | None = None
+    timeline_live: bool = False
     nvml_period_ms: float = 100.0
     assembly: str = "thread"
     trace: str | None = None

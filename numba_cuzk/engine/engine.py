@@ -131,7 +131,8 @@ class Engine:
             return None
         header = {**self.config.as_dict(), "max_in_flight": self.budget.max_partitions,
                   "host_memory_budget_bytes": self.budget.limit_bytes}
-        return TimelineWriter(self.config.timeline_path, [{"id": d.id, "name": d.name} for d in self.devices], header)
+        return TimelineWriter(self.config.timeline_path, [{"id": d.id, "name": d.name} for d in self.devices], header,
+                              live=self.config.timeline_live)
 
     # --- the API ---------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 EXIT_OK, EXIT_REFUSED, EXIT_BUG = 0, 2, 3
 DEFAULT = ""  # --server without a value: $NUMBA_CUZK_SERVER or the default socket
@@ -49,8 +50,10 @@ def _fail(message: str, code: int = EXIT_REFUSED) -> int:
     return code
 
 
-def main(argv: list[str]) -> int:
-    """Run `prove --server` or `status`; the exit code."""
+def main(argv: list[str], started_ns: int | None = None) -> int:
+    """Run `prove --server` or `status`; the exit code. ``started_ns``: when the process
+    reached Python code (time.monotonic_ns), the first of the steps `prove --json` reports."""
+    steps = {"main": started_ns or time.monotonic_ns()}
     command, rest = argv[0], argv[1:]
     try:
         args = _parser(command).parse_args(rest)
@@ -63,6 +66,7 @@ def main(argv: list[str]) -> int:
     from numba_cuzk.serve import protocol
     from numba_cuzk.serve.client import ProverClient, ServeError
 
+    steps["imported"] = time.monotonic_ns()
     try:
         token = protocol.read_token(args.token_file) if args.token_file else None
         client = ProverClient(args.server or None, token=token, timeout_s=args.timeout)
@@ -70,14 +74,17 @@ def main(argv: list[str]) -> int:
         return _fail(exc)
     try:
         with client:
-            return _prove(client, args) if command == "prove" else _status(client, args)
+            return _prove(client, args, steps) if command == "prove" else _status(client, args)
     except ServeError as exc:
         return _fail(exc.details, EXIT_BUG if exc.code == grpc.StatusCode.INTERNAL else EXIT_REFUSED)
     except (OSError, ValueError) as exc:
         return _fail(f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename else exc)
 
 
-def _prove(client, args) -> int:
+def _prove(client, args, steps: dict[str, int]) -> int:
+    """The witness sent, the pair written; with --json, ``t_ns``: the monotonic time
+    (ns, the clock of the daemon's timeline) at each step: main (Python code reached),
+    imported (grpc and the client), sent (witness read, the call made), replied, written."""
     from numba_cuzk.fileio import atomic_files, check_readable, check_writable
 
     check_readable(args.zkey, "zkey")
@@ -86,13 +93,17 @@ def _prove(client, args) -> int:
         check_writable(path)
     with open(args.witness, "rb") as f:
         witness = f.read()
+    steps["sent"] = time.monotonic_ns()
     reply = client.prove(witness, zkey=args.zkey, key_id=args.key_id, priority=args.priority)
+    steps["replied"] = time.monotonic_ns()
     with atomic_files([args.public, args.proof], "w") as (public_file, proof_file):  # both or neither, as prove
         public_file.write(reply.public_json)
         proof_file.write(reply.proof_json)
+    steps["written"] = time.monotonic_ns()
     if args.json:
         print(json.dumps({"proof": args.proof, "public": args.public, "job": reply.job_id, "key": reply.key_id,
-                          "queued_ms": round(reply.queued_ms, 3), "prove_ms": round(reply.prove_ms, 3)}))
+                          "queued_ms": round(reply.queued_ms, 3), "prove_ms": round(reply.prove_ms, 3),
+                          "t_ns": steps}))
     else:
         print(f"wrote {args.proof} and {args.public} (daemon {client.address}, {reply.job_id}: queued "
               f"{reply.queued_ms:.1f} ms, proved in {reply.prove_ms:.1f} ms)")

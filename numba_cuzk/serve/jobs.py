@@ -17,17 +17,15 @@ from __future__ import annotations
 import collections
 import heapq
 import itertools
-import tempfile
 import threading
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from numba_cuzk.engine import Engine, Job, JobFailed
-from numba_cuzk.groth16.formats import write_proof_pair
+from numba_cuzk.groth16.formats import proof_pair_texts
 from numba_cuzk.serve.keys import KeyEntry, KeyStore
 from numba_cuzk.serve.protocol import PRIORITIES
 
@@ -46,11 +44,16 @@ class WitnessRejected(ValueError):
 
 @dataclass(frozen=True)
 class Answer:
-    """A proved job: (proof.json, public.json) as text per partition, in order; times in ms."""
+    """A proved job: (proof.json, public.json) as text per partition, in order; times in
+    ms (``queued_ms`` in the daemon's queue, ``prove_ms`` in the engine); ``landed_ns`` and
+    ``answered_ns``: when the engine's result came back and when this answer was made of
+    it (time.monotonic_ns)."""
 
     texts: list[tuple[str, str]]
     queued_ms: float
     prove_ms: float
+    landed_ns: int = 0
+    answered_ns: int = 0
 
     @property
     def proof_json(self) -> str:
@@ -69,19 +72,11 @@ class ServedJob:
     priority: str
     retain: bool  # submitted: kept for AwaitProof
     partitions: int = 1
-    arrived: float = field(default_factory=time.monotonic)
-    started: float | None = None
+    queued_ns: int = field(default_factory=time.monotonic_ns)  # in the queue (its witness read and checked)
+    received_ns: int = 0  # the request's arrival, before its witness was read (0: as queued_ns)
+    started_ns: int | None = None  # handed to the engine
     state: str = QUEUED
     future: Future = field(default_factory=Future)
-
-
-def snarkjs_texts(proof, public: list[int]) -> tuple[str, str]:
-    """proof.json and public.json as `numba-cuzk prove` writes them (the same writer: the
-    pair, proof.json carrying public.json's digest)."""
-    with tempfile.TemporaryDirectory(prefix="numba-cuzk-serve-") as tmp:
-        proof_path, public_path = Path(tmp) / "proof.json", Path(tmp) / "public.json"
-        write_proof_pair(proof_path, public_path, proof, public)
-        return proof_path.read_text(), public_path.read_text()
 
 
 class Scheduler:
@@ -105,13 +100,16 @@ class Scheduler:
 
     # --- the calls -----------------------------------------------------------------------
 
-    def submit(self, key: KeyEntry, witnesses: list[np.ndarray], priority: str, retain: bool) -> ServedJob:
-        """Queue a job of one or more partitions (its key already acquired); Refused once draining."""
+    def submit(self, key: KeyEntry, witnesses: list[np.ndarray], priority: str, retain: bool,
+               received_ns: int = 0) -> ServedJob:
+        """Queue a job of one or more partitions (its key already acquired); Refused once
+        draining. ``received_ns``: when its request arrived (time.monotonic_ns; 0: now)."""
         with self._cond:
             if self._draining:
                 self.keys.release(key, False)
                 raise Refused("the daemon is shutting down: it takes no new jobs")
             job = ServedJob(f"job-{next(self._ids)}", key, witnesses, priority, retain, len(witnesses))
+            job.received_ns = received_ns or job.queued_ns
             self.jobs[job.id] = job
             heapq.heappush(self._heap, (PRIORITIES.index(priority), next(self._seq), job))
             self._cond.notify_all()
@@ -172,10 +170,10 @@ class Scheduler:
         return sum(max(0.0, e - max(s, start)) for s, e in spans) / BUSY_WINDOW_S
 
     def snapshot(self) -> list[dict]:
-        now = time.monotonic()
+        now = time.monotonic_ns()
         with self._cond:
             return [{"job": j.id, "state": j.state, "priority": j.priority, "key": j.key.key_id,
-                     "age_ms": round((now - j.arrived) * 1e3, 1)} for j in self.jobs.values()]
+                     "age_ms": round((now - j.received_ns) / 1e6, 1)} for j in self.jobs.values()]
 
     def queued_by_priority(self) -> dict[str, int]:
         counts = dict.fromkeys(PRIORITIES, 0)
@@ -195,10 +193,10 @@ class Scheduler:
                 _, _, job = heapq.heappop(self._heap)
                 if job.state != QUEUED:
                     continue
-                job.state, job.started = RUNNING, time.monotonic()
+                job.state, job.started_ns = RUNNING, time.monotonic_ns()
                 self._running[job.id] = job
                 if self._busy_since is None:
-                    self._busy_since = job.started
+                    self._busy_since = job.started_ns / 1e9
                 witnesses, job.witnesses = job.witnesses, None
             try:
                 future = self.engine.submit(Job(job.key.pk, witnesses, name=job.id))
@@ -209,6 +207,7 @@ class Scheduler:
             future.add_done_callback(lambda f, job=job: self._landed(job, f))
 
     def _landed(self, job: ServedJob, future: Future) -> None:
+        landed = time.monotonic_ns()
         try:
             result = future.result()
         except JobFailed as exc:
@@ -218,8 +217,9 @@ class Scheduler:
             self._finish(job, None, exc)
             return
         try:
-            answer = Answer([snarkjs_texts(p.proof, p.public_inputs) for p in result.partitions],
-                            (job.started - job.arrived) * 1e3, (time.monotonic() - job.started) * 1e3)
+            answer = Answer([proof_pair_texts(p.proof, p.public_inputs) for p in result.partitions],
+                            (job.started_ns - job.queued_ns) / 1e6, (landed - job.started_ns) / 1e6, landed,
+                            time.monotonic_ns())
         except Exception as exc:
             self._finish(job, None, exc)
             return

@@ -1,12 +1,15 @@
 """What the daemon and its clients agree on, without the engine: addresses, the token's
-metadata key, priorities, and the generated gRPC modules.
+metadata key, priorities, and proving.proto with its generated modules.
 
 Addresses: ``unix:PATH`` (the default: ``default_socket()``) or ``HOST:PORT``. A TCP
 address that is not loopback requires a token (``--token-file``), carried by every call
 as the ``TOKEN_METADATA`` metadata entry.
 
-The generated modules (proving_pb2.py, proving_pb2_grpc.py) are committed; after an edit
-of proving.proto, regenerate them with (grpcio-tools, the ``dev`` extra)::
+Neither side imports protobuf: both speak proving.proto's messages through serve/wire.py.
+The generated modules (proving_pb2.py, proving_pb2_grpc.py) are the contract that
+tests/serve/test_wire.py holds wire.py to, and a ready stub for other Python clients; they
+are committed; after an edit of proving.proto, regenerate them with (grpcio-tools, the
+``dev`` extra), then update wire.MESSAGES to match::
 
     python -m numba_cuzk.serve.protocol --generate
 
@@ -15,16 +18,16 @@ Pure stdlib at import: the client imports this, and must start in a few hundred 
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PROTO = HERE / "proving.proto"
 TOKEN_METADATA = "x-numba-cuzk-token"
 PRIORITIES = ("critical", "high", "normal", "low")  # order of service, highest first
+PRIORITY_VALUES = {"normal": 0, "critical": 1, "high": 2, "low": 3}  # proving.proto's enum Priority
 ENV_ADDRESS = "NUMBA_CUZK_SERVER"  # the client's default address, when set
 MAX_MESSAGE_BYTES = 1 << 30  # a 2^24-constraint witness is ~540 MB; gRPC's default is 4 MB
 
@@ -37,9 +40,10 @@ def default_socket() -> Path:
     return folder / "serve.sock"
 
 
-@dataclass(frozen=True)
-class Address:
-    """A parsed address: ``unix`` with ``path``, or TCP ``host`` and ``port``."""
+class Address(NamedTuple):
+    """A parsed address: ``unix`` with ``path``, or TCP ``host`` and ``port``. (A NamedTuple:
+    dataclasses, like ipaddress below, would be a client process's import, which grpc's
+    imports do not already pay for.)"""
 
     unix: bool
     path: str = ""
@@ -59,6 +63,8 @@ class Address:
         """Reachable from this machine only: a Unix socket, localhost or a loopback IP."""
         if self.unix or self.host == "localhost":
             return True
+        import ipaddress
+
         try:
             return ipaddress.ip_address(self.host).is_loopback
         except ValueError:  # a host name: it may resolve anywhere

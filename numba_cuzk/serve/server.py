@@ -5,7 +5,8 @@
 Each call is checked before it queues anything, and a refusal is a gRPC status whose
 details name the problem (the daemon goes on serving):
 
-    INVALID_ARGUMENT     a witness that is not a .wtns file, has the wrong number of wires,
+    INVALID_ARGUMENT     a request that is not its call's message (serve/wire.py decodes it);
+                         a witness that is not a .wtns file, has the wrong number of wires,
                          holds a value >= r, or does not prove with the key (wrong circuit);
                          a zkey path that cannot be read or does not parse or check
     NOT_FOUND            an unknown key id or job id
@@ -24,7 +25,6 @@ import os
 import signal
 import socket
 import stat
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -39,13 +39,12 @@ from numba_cuzk.engine import Engine, EngineConfig
 from numba_cuzk.engine.config import physical_memory_bytes
 from numba_cuzk.groth16.formats import read_shape, read_wtns
 from numba_cuzk.groth16.memory import free_bytes, used_bytes
-from numba_cuzk.serve import protocol, proving_pb2, proving_pb2_grpc
+from numba_cuzk.serve import protocol, wire
 from numba_cuzk.serve.jobs import Answer, Refused, Scheduler, ServedJob, WitnessRejected
 from numba_cuzk.serve.keys import KeyInUse, KeyStore, UnknownKey
 from numba_cuzk.serve.metrics import Metrics
 
-PRIORITY_NAMES = {proving_pb2.CRITICAL: "critical", proving_pb2.HIGH: "high", proving_pb2.NORMAL: "normal",
-                  proving_pb2.LOW: "low"}
+PRIORITY_NAMES = {value: name for name, value in protocol.PRIORITY_VALUES.items()}
 DEVICE_BUDGET_SHARE = 0.9  # of the device memory free at start, for resident keys (the rest: other processes)
 DRAIN_GRACE_S = 5.0
 
@@ -53,7 +52,9 @@ DRAIN_GRACE_S = 5.0
 @dataclass(frozen=True)
 class ServeConfig:
     """The daemon's settings (`numba-cuzk serve --help`). ``listen``: protocol.parse_address.
-    ``max_running``: jobs in the engine at once. ``host_budget_bytes``: warm keys' host
+    ``max_running``: jobs in the engine at once (None: the engine's proof slots, gpu workers
+    + 1 per device, so a job is staged into the third slot while one proves and the next
+    waits queued behind it on the device). ``host_budget_bytes``: warm keys' host
     memory (None: a quarter of physical memory). ``device_budget_bytes``: resident keys'
     bytes per device (None: 90% of the memory free at start; no limit on the CPU backend).
     ``recheck``: check every key's points when it is loaded, even a key whose bytes passed
@@ -64,7 +65,7 @@ class ServeConfig:
     token_file: str | None = None
     metrics_port: int | None = None
     cpu: bool = False
-    max_running: int = 2
+    max_running: int | None = None
     timeline: str | None = None
     host_budget_bytes: int | None = None
     device_budget_bytes: int | None = None
@@ -92,42 +93,47 @@ def _status_of(exc: BaseException) -> CallError:
     return CallError(grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}")
 
 
-def _handled(method):
-    """A servicer method whose exceptions become gRPC statuses naming the problem."""
-
-    def call(self, request, context):
-        try:
-            return method(self, request, context)
-        except Exception as exc:
-            error = _status_of(exc)
-            context.abort(error.code, error.details)
-
-    call.__name__ = method.__name__
-    return call
-
-
-def witness_from_bytes(data: bytes, n_vars: int, spool: str | None):
+def witness_from_bytes(data: bytes, n_vars: int):
     """A .wtns file's bytes -> (8, n) uint32 witness, checked (format, canonical values,
-    ``n_vars`` wires). ValueError naming the problem."""
+    ``n_vars`` wires), parsed where they lie (no spool file). ValueError naming the problem."""
     if not data:
         raise ValueError("witness: empty (expected a .wtns file's bytes)")
-    with tempfile.NamedTemporaryFile(dir=spool, prefix="numba-cuzk-wtns-") as f:
-        f.write(data)
-        f.flush()
-        try:
-            witness = read_wtns(f.name)
-        except ValueError as exc:
-            raise ValueError(f"witness: {exc}") from None
+    try:
+        witness = read_wtns(data)
+    except ValueError as exc:
+        raise ValueError(f"witness: {exc}") from None
     if witness.shape[1] != n_vars:
         raise ValueError(f"witness: {witness.shape[1]} wires, the key expects {n_vars}")
     return witness
 
 
-class ProverService(proving_pb2_grpc.ProverServicer):
-    """The gRPC calls (proving.proto) over a KeyStore and a Scheduler."""
+class ProverService:
+    """The gRPC calls (proving.proto) over a KeyStore and a Scheduler. Each method takes a
+    request decoded by serve/wire.py (bytes fields are views of the request: a witness is not
+    copied before its parse) and returns its reply's fields, which ``handler`` encodes; an
+    exception, the request's own decoding included, becomes a status naming the problem."""
 
     def __init__(self, daemon: Daemon) -> None:
         self.d = daemon
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """The service's calls on raw bytes (wire.METHODS), for grpc.Server."""
+        return grpc.method_handlers_generic_handler(wire.SERVICE, {
+            method: grpc.unary_unary_rpc_method_handler(
+                lambda data, context, method=method: self._call(method, data, context))
+            for method in wire.METHODS})
+
+    def _call(self, method: str, data: bytes, context) -> bytes:
+        request, reply = wire.METHODS[method]
+        try:
+            try:
+                decoded = wire.decode(request, data, copy=False)
+            except ValueError as exc:
+                raise ValueError(f"a malformed {request} message: {exc}") from None
+            return wire.encode(reply, getattr(self, method)(decoded, context))
+        except Exception as exc:
+            error = _status_of(exc)
+            context.abort(error.code, error.details)
 
     def _key(self, ref):
         if not ref.key_id and not ref.zkey_path:
@@ -135,6 +141,7 @@ class ProverService(proving_pb2_grpc.ProverServicer):
         return self.d.keys.resolve(ref.key_id, ref.zkey_path)
 
     def _queue(self, request, retain: bool) -> ServedJob:
+        received = time.monotonic_ns()
         if request.priority not in PRIORITY_NAMES:
             raise ValueError(f"priority {request.priority}: not one of {sorted(PRIORITY_NAMES)}")
         if request.partitions and request.witness:
@@ -145,31 +152,32 @@ class ProverService(proving_pb2_grpc.ProverServicer):
             witnesses = []
             for index, data in enumerate(request.partitions):
                 try:
-                    witnesses.append(witness_from_bytes(data, n_vars, self.d.spool))
+                    witnesses.append(witness_from_bytes(data, n_vars))
                 except ValueError as exc:
                     raise ValueError(f"partition {index}: {exc}") from None
         else:
-            witnesses = [witness_from_bytes(request.witness, n_vars, self.d.spool)]
+            witnesses = [witness_from_bytes(request.witness, n_vars)]
         self.d.keys.acquire(entry)
-        return self.d.scheduler.submit(entry, witnesses, PRIORITY_NAMES[request.priority], retain)
+        job = self.d.scheduler.submit(entry, witnesses, PRIORITY_NAMES[request.priority], retain, received)
+        self.d.step(job, "witness", received, job.queued_ns)
+        return job
 
-    def _reply(self, job: ServedJob, answer: Answer) -> proving_pb2.ProveReply:
-        return proving_pb2.ProveReply(job_id=job.id, key_id=job.key.key_id, proof_json=answer.proof_json,
-                                      public_json=answer.public_json, queued_ms=answer.queued_ms,
-                                      prove_ms=answer.prove_ms, partitions=[
-                                          proving_pb2.PartitionProof(proof_json=p, public_json=q)
-                                          for p, q in answer.texts])
+    def _reply(self, job: ServedJob, answer: Answer) -> dict:
+        """The ProveReply to send, its ``reply`` step recorded (from the answer made to here:
+        the wake-up of the call's thread)."""
+        self.d.step(job, "reply", answer.answered_ns, time.monotonic_ns())
+        return {"job_id": job.id, "key_id": job.key.key_id, "proof_json": answer.proof_json,
+                "public_json": answer.public_json, "queued_ms": answer.queued_ms, "prove_ms": answer.prove_ms,
+                "partitions": [{"proof_json": p, "public_json": q} for p, q in answer.texts]}
 
-    @_handled
     def Prove(self, request, context):
         job = self._queue(request, retain=False)
         context.add_callback(lambda: self.d.scheduler.abandon(job) if not job.future.done() else None)
         return self._reply(job, job.future.result())
 
-    @_handled
     def SubmitProof(self, request, context):
         job = self._queue(request, retain=True)
-        return proving_pb2.SubmitReply(job_id=job.id, key_id=job.key.key_id)
+        return {"job_id": job.id, "key_id": job.key.key_id}
 
     def _job(self, job_id: str) -> ServedJob:
         job = self.d.scheduler.jobs.get(job_id)
@@ -177,7 +185,6 @@ class ProverService(proving_pb2_grpc.ProverServicer):
             raise UnknownKey(f"unknown job {job_id!r} (never submitted, already collected, or forgotten)")
         return job
 
-    @_handled
     def AwaitProof(self, request, context):
         job = self._job(request.job_id)
         timeout = request.timeout_s if request.timeout_s > 0 else None
@@ -192,20 +199,17 @@ class ProverService(proving_pb2_grpc.ProverServicer):
         self.d.scheduler.collected(job)
         return self._reply(job, answer)
 
-    @_handled
     def Cancel(self, request, context):
         job = self._job(request.job_id)
-        return proving_pb2.CancelReply(job_id=job.id, state=self.d.scheduler.cancel(job))
+        return {"job_id": job.id, "state": self.d.scheduler.cancel(job)}
 
-    @_handled
     def GetStatus(self, request, context):
-        return proving_pb2.StatusReply(json=json.dumps(self.d.status()))
+        return {"json": json.dumps(self.d.status())}
 
-    def _key_reply(self, entry) -> proving_pb2.KeyReply:
-        return proving_pb2.KeyReply(key_id=entry.key_id, tier=self.d.keys.tier_of(entry),
-                                    host_bytes=entry.host_bytes, device_bytes=self.d.keys.device_bytes(entry))
+    def _key_reply(self, entry) -> dict:
+        return {"key_id": entry.key_id, "tier": self.d.keys.tier_of(entry), "host_bytes": entry.host_bytes,
+                "device_bytes": self.d.keys.device_bytes(entry)}
 
-    @_handled
     def PreloadKey(self, request, context):
         entry = self._key(request)
         self.d.n_vars(entry)
@@ -213,15 +217,13 @@ class ProverService(proving_pb2_grpc.ProverServicer):
         self.d.keys.refresh()
         return self._key_reply(entry)
 
-    @_handled
     def EvictKey(self, request, context):
         entry = self._key(request)
         self.d.keys.evict(entry)
         return self._key_reply(entry)
 
-    @_handled
     def GetMetrics(self, request, context):
-        return proving_pb2.MetricsReply(text=self.d.metrics.text())
+        return {"text": self.d.metrics.text()}
 
 
 class TokenCheck(grpc.ServerInterceptor):
@@ -242,24 +244,31 @@ class TokenCheck(grpc.ServerInterceptor):
         return self._deny
 
 
+def engine_config(config: ServeConfig, timeline: Path | None) -> EngineConfig:
+    """The daemon's Engine settings (bench.serve makes the same Engine in its own process):
+    witnesses already in memory (thread synthesis), the device budget for resident keys,
+    the timeline live at its name."""
+    device_budget = config.device_budget_bytes
+    if device_budget is None and not config.cpu:
+        free = free_bytes()
+        device_budget = None if free is None else int(free * DEVICE_BUDGET_SHARE)
+    return EngineConfig(devices=() if config.cpu else None, synthesis="thread", synthesis_workers=1,
+                        device_memory_budget_bytes=device_budget, timeline_path=timeline, timeline_live=True)
+
+
 class Daemon:
     """An Engine, its KeyStore and Scheduler, and the figures GetStatus reports."""
 
     def __init__(self, config: ServeConfig, address: protocol.Address, timeline: Path) -> None:
         self.config, self.address, self.started = config, address, time.monotonic()
-        device_budget = config.device_budget_bytes
-        if device_budget is None and not config.cpu:
-            free = free_bytes()
-            device_budget = None if free is None else int(free * DEVICE_BUDGET_SHARE)
-        self.engine = Engine(EngineConfig(devices=() if config.cpu else None, synthesis="thread",
-                                          synthesis_workers=1, device_memory_budget_bytes=device_budget,
-                                          timeline_path=timeline))
+        self.engine = Engine(engine_config(config, timeline))
         host_budget = config.host_budget_bytes or physical_memory_bytes() // 4
         self.keys = KeyStore(self.engine.devices, self.engine.recorder, host_budget, recheck=config.recheck,
                              pinned=any(d.gpu for d in self.engine.devices))
         self.metrics = Metrics(self._busy, self._depth, self._running)
-        self.scheduler = Scheduler(self.engine, self.keys, config.max_running, self._ended)
-        self.spool = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        self.max_running = config.max_running or len(self.engine.devices) * (
+            self.engine.config.gpu_workers_per_device + 1)
+        self.scheduler = Scheduler(self.engine, self.keys, self.max_running, self._ended)
         self._shapes: dict[str, int] = {}
         self.proofs = self.failures = 0
 
@@ -282,15 +291,20 @@ class Daemon:
                 raise ValueError(f"zkey {entry.path}: {exc}") from None
         return self._shapes[entry.key_id]
 
+    def step(self, job: ServedJob, step: str, start_ns: int, end_ns: int) -> None:
+        """A ``serve_step`` interval of ``job`` on the timeline (events.py)."""
+        self.engine.recorder.interval("serve_step", start_ns, end_ns, job=job.id, step=step)
+
     def _ended(self, job: ServedJob, state: str) -> None:
-        now, now_ns = time.monotonic(), time.monotonic_ns()
-        self.engine.recorder.interval("served", now_ns - int((now - job.arrived) * 1e9), now_ns,
-                                      job=job.id, key=job.key.key_id,
+        now = time.monotonic_ns()
+        self.engine.recorder.interval("served", job.received_ns, now, job=job.id, key=job.key.key_id,
                                       priority=job.priority, outcome={"done": "proved"}.get(state, state))
         if state == "done":
+            answer = job.future.result()
+            self.step(job, "answer", answer.landed_ns, answer.answered_ns)
             self.proofs += 1
             self.metrics.proofs.labels(job.priority).inc()
-            self.metrics.latency.observe(now - job.arrived)
+            self.metrics.latency.observe((now - job.received_ns) / 1e9)
         else:
             self.failures += 1
             self.metrics.failures.labels(state).inc()
@@ -315,7 +329,7 @@ class Daemon:
             "uptime_s": round(time.monotonic() - self.started, 3),
             "backend": "gpu" if any(d.gpu for d in self.engine.devices) else "cpu",
             "queue": {"queued": self.scheduler.queued_by_priority(), "running": self.scheduler.running(),
-                      "max_running": self.config.max_running},
+                      "max_running": self.max_running},
             "jobs": self.scheduler.snapshot(), "keys": keys, "devices": devices,
             "host_memory": {"rss_bytes": _rss_bytes(), "total_bytes": physical_memory_bytes(),
                             "warm_key_bytes": sum(k["host_bytes"] for k in keys if k["tier"] != "cold"),
@@ -397,7 +411,7 @@ def start(config: ServeConfig) -> tuple[grpc.Server, Daemon]:
                    ("grpc.so_reuseport", 0)]
         server = grpc.server(ThreadPoolExecutor(max_workers=config.workers, thread_name_prefix="grpc"),
                              interceptors=[TokenCheck(token)] if token else [], options=options)
-        proving_pb2_grpc.add_ProverServicer_to_server(ProverService(daemon), server)
+        server.add_generic_rpc_handlers((ProverService(daemon).handler(),))
         old = os.umask(0o177)  # the socket is created 0600
         try:
             port = server.add_insecure_port(address.target)

@@ -1,7 +1,8 @@
 """Read a timeline written by ``numba_cuzk.events.TimelineWriter``.
 
 A file whose first line is not a timeline header is rejected (ValueError). Past the
-header, nothing is fatal: a truncated last line (the writer was killed mid-line), a line
+header, nothing is fatal: a truncated last line (a live timeline's line being written, or
+a writer killed mid-line: the writer ends every line with a newline), a line
 that is not JSON, an event this version does not know, or one missing its fields is
 skipped with a ``TimelineWarning`` naming the lines.
 """
@@ -78,7 +79,8 @@ def _parse(line: str, truncated: bool) -> tuple[dict | None, str]:
     try:
         event = json.loads(line)
     except ValueError:
-        return None, "truncated last line" if truncated else "line is not JSON"
+        return None, ("truncated last line (still being written, or its writer stopped mid-line)" if truncated
+                      else "line is not JSON")
     if not isinstance(event, dict) or "event" not in event or not _is_time(event.get("t_ms")):
         return None, "line is not an event (no event name and t_ms)"
     spec = EVENTS.get(event.get("event"))

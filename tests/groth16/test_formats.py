@@ -392,6 +392,8 @@ def test_wtns_round_trip_and_layout(tmp_path):
                         (2, b"".join(v.to_bytes(32, "little") for v in WITNESS))]
     back = read_wtns(tmp_path / "w.wtns")
     assert back.shape == (8, 5) and back.flags.c_contiguous and codec.from_limbs(back, FR) == WITNESS
+    from_bytes = read_wtns(data)  # a daemon's request: parsed in memory, into an array of its own
+    assert np.array_equal(from_bytes, back) and from_bytes.flags.owndata and from_bytes.flags.writeable
 
 
 @pytest.mark.parametrize(("edit", "message"), [
@@ -405,8 +407,11 @@ def test_wtns_round_trip_and_layout(tmp_path):
 ], ids=["truncated", "count", "prime", "value", "version"])
 def test_wtns_defects(tmp_path, edit, message):
     write_wtns(tmp_path / "w.wtns", codec.to_limbs(WITNESS, FR))
+    broken = edit((tmp_path / "w.wtns").read_bytes())
     with pytest.raises(ValueError, match=message):
-        read_bytes_with(read_wtns, edit((tmp_path / "w.wtns").read_bytes()), tmp_path)
+        read_bytes_with(read_wtns, broken, tmp_path)
+    with pytest.raises(ValueError, match=message):  # the same refusal from the bytes themselves
+        read_wtns(broken)
 
 
 def test_wtns_write_refuses_noncanonical(tmp_path):

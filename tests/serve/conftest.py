@@ -46,7 +46,7 @@ class Running:
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory):
     folder = tmp_path_factory.mktemp("daemon")
-    running = Running(folder)
+    running = Running(folder, max_running=2)  # the 2-job queue (32 clients at once)
     yield running
     running.stop()
 

@@ -1,6 +1,7 @@
 """A client process stays light: `numba-cuzk prove --server` and `status` (numba_cuzk.launch
--> serve.client_cli -> serve.client) load no numba, numpy, typer or rich (tests/test_imports.py
-checks numba alone, module by module)."""
+-> serve.client_cli -> serve.client) load no numba, numpy, typer or rich, and no protobuf
+(serve/wire.py writes and reads the messages; tests/test_imports.py checks numba alone,
+module by module)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ("numba", "numpy", "typer", "rich", "llvmlite")
+HEAVY = ("numba", "numpy", "typer", "rich", "llvmlite", "google")  # google: protobuf
 
 
 def test_the_client_path_loads_no_heavy_module():

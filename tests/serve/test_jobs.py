@@ -51,7 +51,7 @@ class Entry:
 
 @pytest.fixture
 def queue(monkeypatch):
-    monkeypatch.setattr(jobs, "snarkjs_texts", lambda proof, public: ("{}", "[]"))
+    monkeypatch.setattr(jobs, "proof_pair_texts", lambda proof, public: ("{}", "[]"))
     engine, keys, ended = HeldEngine(), Keys(), []
     scheduler = Scheduler(engine, keys, max_running=1, on_end=lambda job, state: ended.append((job.id, state)))
 

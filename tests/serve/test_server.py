@@ -16,6 +16,7 @@ from numba_cuzk.field.params import FR
 from numba_cuzk.groth16 import pairing
 from numba_cuzk.groth16.formats import read_zkey
 from numba_cuzk.groth16.formats.jsonfiles import read_proof_json, read_public_json
+from numba_cuzk.serve import wire
 from numba_cuzk.serve.client import ServeError
 from tests.serve.conftest import witness_array, wtns_bytes
 
@@ -97,6 +98,21 @@ def test_malformed_request_is_refused_and_the_daemon_serves_on(daemon, zkey, goo
         assert verified(client.prove(good, zkey=zkey), zkey, tmp_path)  # and it serves on
 
 
+@pytest.mark.parametrize(("data", "named"), [
+    (b"\x0a\x05ab", "runs past the end"),  # a KeyRef of 5 bytes, 2 there
+    (b"\x0a\x04\x0a\x02\xff\xfe", "utf-8"),  # a key id that is not UTF-8
+    (b"\x17", "wire type 7"),
+], ids=["truncated", "not-utf8", "wire-type"])
+def test_a_malformed_message_is_refused_and_the_daemon_serves_on(daemon, zkey, good, tmp_path, data, named):
+    with daemon.client(timeout_s=TIMEOUT_S) as client:
+        with pytest.raises(grpc.RpcError) as refused:
+            client.channel.unary_unary(f"/{wire.SERVICE}/Prove")(data, timeout=TIMEOUT_S)
+        details = refused.value.details()
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, details
+        assert "a malformed ProveRequest message" in details and named in details, details
+        assert verified(client.prove(good, zkey=zkey), zkey, tmp_path)
+
+
 def test_a_failing_job_fails_alone(daemon, zkey, good, tmp_path):
     bad = _foreign(tmp_path)
     with daemon.client(timeout_s=TIMEOUT_S) as client:
@@ -132,7 +148,7 @@ def test_evict_and_preload(daemon, zkey, good, tmp_path):
 
 
 def test_32_clients_against_a_2_job_queue(daemon, zkey, tmp_path):
-    assert daemon.daemon.config.max_running == 2
+    assert daemon.daemon.max_running == 2
     witnesses = [wtns_bytes(witness_array(seed), tmp_path, f"w{seed}.wtns") for seed in range(32)]
     replies: dict[int, object] = {}
 

@@ -83,14 +83,18 @@ class Cursor:
 
 
 class BinFile:
-    """A memory-mapped container: ``section(id)`` returns its bytes (uint8 view)."""
+    """A container, memory-mapped from ``source`` (a path) or viewed in place (bytes, as a
+    daemon receives a witness: no spool file): ``section(id)`` returns its bytes (uint8 view)."""
 
-    def __init__(self, kind: FileKind, path: PathLike) -> None:
+    def __init__(self, kind: FileKind, source: PathLike | bytes) -> None:
         self.kind = kind
-        size = os.path.getsize(path)
+        in_memory = isinstance(source, (bytes, bytearray, memoryview))
+        size = len(source) if in_memory else os.path.getsize(source)
         if size < _FILE_HEADER.size:
             raise ValueError(f"{kind.magic} file: {size} bytes, too short for a header")
-        self.data = np.asarray(np.memmap(path, dtype=np.uint8, mode="r"))  # a plain ndarray view
+        # a plain ndarray view either way
+        self.data = np.frombuffer(source, dtype=np.uint8) if in_memory else np.asarray(
+            np.memmap(source, dtype=np.uint8, mode="r"))
         magic, self.version, n_sections = _FILE_HEADER.unpack_from(self.data[:_FILE_HEADER.size].tobytes())
         if magic != kind.magic.encode():
             raise ValueError(f"{kind.magic} file: magic {magic!r}, expected {kind.magic!r}")

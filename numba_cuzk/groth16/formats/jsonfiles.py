@@ -47,11 +47,18 @@ def write_proof_pair(proof_path: PathLike, public_path: PathLike, proof: Proof, 
     both to temporaries, fsynced, then public.json renamed and proof.json last; a failure
     before both are renamed leaves both files as they were. proof.json's extra field
     ``public_sha256`` is the SHA-256 (hex) of the public.json written with it."""
-    public_text = _text(_public_list(public))
-    proof_text = _text(_proof_object(proof) | {"public_sha256": hashlib.sha256(public_text.encode()).hexdigest()})
+    proof_text, public_text = proof_pair_texts(proof, public)
     with atomic_files([public_path, proof_path], "w") as (public_file, proof_file):
         public_file.write(public_text)
         proof_file.write(proof_text)
+
+
+def proof_pair_texts(proof: Proof, public: Sequence[int]) -> tuple[str, str]:
+    """(proof.json, public.json) as write_proof_pair writes them: proof.json carrying
+    public.json's digest (a daemon sends both texts; its client writes the pair)."""
+    public_text = _text(_public_list(public))
+    proof_text = _text(_proof_object(proof) | {"public_sha256": hashlib.sha256(public_text.encode()).hexdigest()})
+    return proof_text, public_text
 
 
 def pair_matches(proof_path: PathLike, public_path: PathLike) -> bool | None:

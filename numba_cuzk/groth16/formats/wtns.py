@@ -16,14 +16,20 @@ from numba_cuzk.field.params import FR
 from numba_cuzk.groth16.formats.binfile import BinFile, PathLike, prime_header, u32, write_binfile
 from numba_cuzk.groth16.formats.headers import WTNS, read_wtns_size, wtns_header  # noqa: F401  (wtns.read_wtns_size)
 VERSION = 2  # what snarkjs (wtns calculate) and circom's witness generators write
+# values transposed per block of this many: 256 KiB of the file, which stays in cache while
+# its columns are written (2^20 wires: 12 ms of CPU, against 19 for one strided copy)
+BLOCK_VALUES = 1 << 13
 
 
-def read_wtns(path: PathLike) -> np.ndarray:
-    """A witness file -> (8, n) uint32 canonical Fr. Raises ValueError naming the
-    section, or the first value that is not reduced mod r."""
-    f = BinFile(WTNS, path)
+def read_wtns(source: PathLike | bytes) -> np.ndarray:
+    """A witness file (its path, or its bytes) -> (8, n) uint32 canonical Fr. Raises
+    ValueError naming the section, or the first value that is not reduced mod r."""
+    f = BinFile(WTNS, source)
     n = wtns_header(f)
-    witness = f.section(2, n * FR.nbytes).view("<u4").reshape(n, FR.limbs).T.astype(np.uint32, order="C")
+    values = f.section(2, n * FR.nbytes).view("<u4").reshape(n, FR.limbs)
+    witness = np.empty((FR.limbs, n), dtype=np.uint32)
+    for start in range(0, n, BLOCK_VALUES):
+        witness[:, start:start + BLOCK_VALUES] = values[start:start + BLOCK_VALUES].T
     _check(witness, WTNS.where(2))
     return witness
 
