@@ -67,7 +67,7 @@ from numba_cuzk.field.mont import device
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.kernel_cache import gpu_kernel, specialize
 from numba_cuzk.msm import kernels as K
-from numba_cuzk.msm.kernels import INDEX_MASK, LAST_BIT, SIGN_BIT
+from numba_cuzk.msm.kernels import INDEX_MASK, LAST_BIT, SIGN_BIT, run_partial
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 # Runs per inversion: a round's inversions run in parallel (G / INVERT_GROUP threads, G runs
@@ -372,7 +372,7 @@ def sums_reference(curve, points: list, pairs: list) -> dict[int, object]:
 def affine_partials(bases, entries, offsets, chunk_offsets, runs, chunk, first, max_chunks, scratch, points):
     """Template of affine_partials_g1: after the last round, each piece of run first + i
     -> its XYZZ sum at points[:, k], k as kernels.accumulate numbers the run's partial
-    sums (run_partial): its first row's point, or its base for a piece of one entry."""
+    sums (kernels.run_partial): its first row's point, or its base for a piece of one entry."""
     point = local_u32(A)
     xyzz = local_u32(X)
     count = min((scratch.shape[0] + chunk - 1) // chunk, offsets.shape[0] * runs - first)
@@ -402,22 +402,6 @@ def partials_reference(points: list, ends: list[bool]) -> list:
             sums.append(points[piece])
             piece = p + 1
     return sums
-
-
-@device
-def run_partial(offsets, chunk_offsets, w, r, start, chunk, max_chunks):
-    """The points column of run r's first partial sum (window w, first entry ``start``):
-    w * max_chunks + the first partial of its first bucket lo + the run's rank among lo's
-    runs (kernels.accumulate's numbering, which combine and reduce read)."""
-    lo = 0  # invariant offsets[w, lo] <= start < offsets[w, hi]: lo is start's bucket
-    hi = offsets.shape[1] - 1
-    while hi - lo > 1:
-        mid = (lo + hi) >> 1
-        if offsets[w, mid] <= start:
-            lo = mid
-        else:
-            hi = mid
-    return w * max_chunks + chunk_offsets[w, lo] + r - offsets[w, lo] // chunk
 
 
 def _kernels(curve: CurveParams) -> dict:
