@@ -334,9 +334,11 @@ def affine_sums(bases, entries, offsets, runs, chunk, first, h, scratch, inverse
     """Template of affine_sums_g1: the round of affine_denominators (same arguments, and
     inverses[:, i] = 1 / totals[:, i]): each pair of run first + i, from its last along
     the links, gets 1 / d = inverse * prefix, then inverse *= d, and its sum (pair_sum)
-    in its left's row."""
+    in its left's row. The next pair's row is read before this pair's sum is stored (no
+    pair's rows are another's), so its loads wait on nothing but themselves."""
     inverse = local_u32(L)
     t = local_u32(L)
+    ahead = local_u32(L)
     d = local_u32(L)
     p1 = local_u32(A)
     p2 = local_u32(A)
@@ -348,19 +350,30 @@ def affine_sums(bases, entries, offsets, runs, chunk, first, h, scratch, inverse
         for j in range(L):
             inverse[j] = inverses[j, i]
         link = int64(links[i])
+        left = _read_link(scratch, link, start, ahead)
         while link > 0:
-            row = link - 1
             for j in range(L):
-                t[j] = scratch[row, j]
-            left = start + int64(scratch[row, L])
-            link = int64(scratch[row, L + 1])
+                t[j] = ahead[j]
+            link = int64(scratch[link - 1, L + 1])
             load_point(p1, bases, entries, scratch, w, left, row0 + left, from_bases)
             load_point(p2, bases, entries, scratch, w, left + h, row0 + left + h, from_bases)
+            after = _read_link(scratch, link, start, ahead)
             kind = pair_denominator(d, p1, p2, False, False)
             f_mul(t, inverse, t)
             if kind <= TANGENT:
                 f_mul(inverse, inverse, d)
             pair_sum(scratch[row0 + left], p1, p2, kind, t)
+            left = after
+
+
+@device
+def _read_link(scratch, link, start, prefix):
+    """prefix <- the prefix in row link - 1 (link > 0), and its pair's left entry; -1 for link 0."""
+    if link <= 0:
+        return int64(-1)
+    for j in range(prefix.shape[0]):
+        prefix[j] = scratch[link - 1, j]
+    return start + int64(scratch[link - 1, prefix.shape[0]])
 
 
 def sums_reference(curve, points: list, pairs: list) -> dict[int, object]:
