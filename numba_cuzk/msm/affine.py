@@ -89,14 +89,22 @@ pair_denominator = pair_sum = load_point = None  # the helper templates below, b
 
 
 @device
-def run_span(offsets, runs, chunk, q):
-    """Run q of all windows' runs (``runs`` a window): (window w, its run r, entries
-    [start, stop) of window w; start >= stop for a run past the window's entries)."""
+def wave_runs_left(capacity, offsets, runs, first):
+    """Runs in the wave from run ``first`` on: its ``capacity``, or fewer at the last."""
+    return min(capacity, offsets.shape[0] * runs - first)
+
+
+@device
+def run_span(offsets, runs, chunk, first, i):
+    """Run i of the wave from run ``first`` (all windows' runs, ``runs`` a window): (window
+    w, its run r, entries [start, stop) of window w, start >= stop for a run past the
+    window's entries; row0: the scratch row of entry p is row0 + p)."""
+    q = first + i
     w = q // runs
     r = q - w * runs
     start = r * chunk
     stop = min(start + chunk, int64(offsets[w, offsets.shape[1] - 1]))
-    return w, r, start, stop
+    return w, r, start, stop, i * chunk - start
 
 
 @device
@@ -248,11 +256,10 @@ def affine_denominators(bases, entries, offsets, runs, chunk, first, h, scratch,
     product = local_u32(L)
     d = local_u32(L)
     point = local_u32(A)
-    count = min(totals.shape[1], offsets.shape[0] * runs - first)
+    count = wave_runs_left(totals.shape[1], offsets, runs, first)
     from_bases = h == 1
     for i in range(cuda.grid(1), count, cuda.gridsize(1)):
-        w, r, start, stop = run_span(offsets, runs, chunk, first + i)
-        row0 = i * chunk - start  # scratch row of entry p: row0 + p
+        w, r, start, stop, row0 = run_span(offsets, runs, chunk, first, i)
         f_set_one(product)
         link = int64(0)
         pos = start
@@ -342,11 +349,10 @@ def affine_sums(bases, entries, offsets, runs, chunk, first, h, scratch, inverse
     d = local_u32(L)
     p1 = local_u32(A)
     p2 = local_u32(A)
-    count = min(inverses.shape[1], offsets.shape[0] * runs - first)
+    count = wave_runs_left(inverses.shape[1], offsets, runs, first)
     from_bases = h == 1
     for i in range(cuda.grid(1), count, cuda.gridsize(1)):
-        w, r, start, stop = run_span(offsets, runs, chunk, first + i)
-        row0 = i * chunk - start
+        w, r, start, stop, row0 = run_span(offsets, runs, chunk, first, i)
         for j in range(L):
             inverse[j] = inverses[j, i]
         link = int64(links[i])
@@ -388,12 +394,11 @@ def affine_partials(bases, entries, offsets, chunk_offsets, runs, chunk, first, 
     sums (kernels.run_partial): its first row's point, or its base for a piece of one entry."""
     point = local_u32(A)
     xyzz = local_u32(X)
-    count = min((scratch.shape[0] + chunk - 1) // chunk, offsets.shape[0] * runs - first)
+    count = wave_runs_left(scratch.shape[0] // chunk, offsets, runs, first)
     for i in range(cuda.grid(1), count, cuda.gridsize(1)):
-        w, r, start, stop = run_span(offsets, runs, chunk, first + i)
+        w, r, start, stop, row0 = run_span(offsets, runs, chunk, first, i)
         if start >= stop:
             continue
-        row0 = i * chunk - start
         k = run_partial(offsets, chunk_offsets, w, r, start, chunk, max_chunks)
         piece = start
         for p in range(start, stop):
