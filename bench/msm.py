@@ -28,8 +28,8 @@ them (the prover's 2^25-2^27). Usage:
     python3 -m bench.msm [--out FILE] [--g1 16,18,20,22,24] [--g2 16,20,22] [--runs 5]
                          [--sppark /tmp/sppark_msm] [--check-g1 25,26,27] [--sweep KEY=V1,V2,...] ...
 
---sweep times each size again with msm's plan override KEY (window, chunk, segment, scatter or
-registers: see plan.py) set to each value, its result checked against the default plan's,
+--sweep times each size again with msm's plan override KEY (window, chunk, segment, scatter,
+registers or affine: see plan.py) set to each value, its result checked against the default plan's,
 recorded as msm_<curve>_logK_<KEY><V> (median of --runs, spread_pct, stages_ms); --variant
 KEY=V,KEY=V times one plan with several overrides together
 (msm_<curve>_logK_<KEY><V>_<KEY><V>); e.g. ``--g1 "" --g2 16,20,22 --sweep
@@ -73,7 +73,7 @@ TABLE_LOG = 12
 ARK_CHECK = {"G1": (16, 20), "G2": (16,)}
 ARK_PEER = (16, 20)
 RATE_LOG, RATE_CHUNK = 20, 32
-PLAN_KEYS = ("window", "chunk", "segment", "scatter", "registers")  # msm's plan overrides (plan.py)
+PLAN_KEYS = ("window", "chunk", "segment", "scatter", "registers", "affine")  # msm's plan overrides (plan.py)
 # and threads per block; window bits relative to the plan's
 SWEEP_KEYS = (*PLAN_KEYS, "threads", "window_delta")
 
@@ -305,7 +305,7 @@ def variant_record(curve, log_n: int, bases, d_scalars, want, runs: int, device:
     ms = common.median(times)
     stages = stage_ms(bases, d_scalars, out, runs, **overrides)
     plan_params = {"window": plan.c, "windows": plan.windows, "chunk": plan.chunk, "segment": plan.segment,
-                   "scatter_windows": plan.scatter_windows, "registers": plan.registers}
+                   "scatter_windows": plan.scatter_windows, "registers": plan.registers, "affine": plan.affine}
     spread = {"runs": runs, "stat": "median", "spread_pct": round(100 * (max(times) - min(times)) / ms, 2),
               "runs_ms": [round(t, 3) for t in times]}
     floor = {}
@@ -520,10 +520,10 @@ def main(argv=None) -> None:
     parser.add_argument("--check-g1", default="", help="G1 sizes only checked against the closed form (e.g. 25,26,27)")
     parser.add_argument("--check-g2", default="", help="G2 sizes only checked against the closed form")
     parser.add_argument("--sweep", action="append", default=[],
-                        help="KEY=V1,V2 (window, chunk, segment, scatter, registers, threads, window_delta)")
+                        help="KEY=V1,V2 (window, chunk, segment, scatter, registers, affine, threads, window_delta)")
     parser.add_argument("--variant", action="append", default=[],
                         help="KEY=V[,KEY=V...]: one plan with all these overrides (window, chunk, segment, scatter, "
-                             "registers), timed after the default plan")
+                             "registers, affine), timed after the default plan")
     parser.add_argument("--plans-only", action="store_true",
                         help="only the default plan and the --variant plans of each size, each checked against the "
                              "closed form (bench_plans): no add rate, call-latency records, 0/1 scalars or peers")

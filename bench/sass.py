@@ -45,6 +45,7 @@ from typing import Iterator
 import numpy as np
 from numba import cuda
 
+from numba_cuzk.msm import affine
 from numba_cuzk.msm import kernels as K
 from numba_cuzk.ntt import kernels as ntt_kernels
 
@@ -130,6 +131,16 @@ def local_kernels() -> dict[str, tuple[object, tuple]]:
                 values[f"accumulate_{suffix}_r{cap}"] = (K.accumulate_kernel(curve, cap), accumulate_args)
         # (points, chunk_offsets, chunk_buckets, c, max_chunks, segments, seg0, tmp0, src, first, count, per, dst, out)
         values[f"reduce_{suffix}"] = (kernels["reduce"], (points, i32, i32, *[0] * 10, points))
+    # the batch-affine accumulation (msm/affine.py, G1): (bases, entries, offsets, runs, chunk, first, h, scratch,
+    # totals or inverses, links); invert_groups (values, count, group, out); affine_partials (bases, entries,
+    # offsets, chunk_offsets, runs, chunk, first, max_chunks, scratch, points)
+    bases, rows, links = u32(2 * G1.limbs, order="F"), np.zeros((2, 2 * G1.limbs), np.uint32), np.zeros(2, np.int32)
+    round_args = (bases, u32(2), i32, 0, 0, 0, 0, rows, u32(G1.limbs), links)
+    values["affine_denominators_g1"] = (affine.KERNELS["affine_denominators"], round_args)
+    values["affine_sums_g1"] = (affine.KERNELS["affine_sums"], round_args)
+    values["invert_groups_g1"] = (affine.KERNELS["invert_groups"], (u32(G1.limbs), 0, 0, u32(G1.limbs)))
+    values["affine_partials_g1"] = (affine.KERNELS["affine_partials"], (
+        bases, u32(2), i32, i32, 0, 0, 0, 0, rows, u32(4 * G1.limbs)))
     for name, params in (("fr_mul", FR), ("fq_mul", FQ), ("fq2_mul", None)):  # (a, b, chain)
         values[name] = (field_kernels(name, "ptx", params)[0], (u32(2), u32(2), 0))
     return {name: (kernel, tuple(typeof(v, Purpose.argument) for v in args)) for name, (kernel, args) in values.items()}

@@ -196,20 +196,21 @@ def ntt_table_bytes(log_n: int) -> int:
 
 
 def msm_plan(shape: KeyShape, curve: CurveParams, streamed: tuple[str, ...], chunk: int,
-             bits: tuple[str, ...] = (), window: int | None = None) -> Plan | None:
+             bits: tuple[str, ...] = (), window: int | None = None, affine: int | None = None) -> Plan | None:
     """The window plan of ``curve``'s workspace: for its largest MSM, or for one chunk
     when every query of the curve streams (a streamed query's chunks use the workspace of
     its curve; window sums stay additive as long as one c serves every chunk); the
     queries on the bit/tail split (``bits``) use the tail workspace instead. None when
     no MSM is left to it. ``window``: G1's window bits instead of plan.py's choice (a
-    sweep of H's MSM at 2^27 measures wider windows)."""
+    sweep of H's MSM at 2^27 measures wider windows); ``affine``: G1's batch-affine
+    accumulation (plan.affine: its scratch, 2^affine rows of 96 bytes, is in the workspace)."""
     queries = [q for q, (_, c) in QUERIES.items() if c is curve and q not in bits]
     if not queries:
         return None
     n = max(shape.points(q) for q in queries)
     if all(q in streamed for q in queries):
         n = min(n, chunk)
-    return make_plan(max(n, 1), window if curve is G1 else None)
+    return make_plan(max(n, 1), window if curve is G1 else None, affine=affine if curve is G1 else None)
 
 
 def windows_of(plan: MemoryPlan, query: str) -> int:
@@ -269,10 +270,11 @@ def _items(shape: KeyShape, slots: int, streamed: tuple[str, ...], chunk: int, p
 
 def plan_with(shape: KeyShape, streamed: tuple[str, ...], *, slots: int = 1, chunk: int = STREAM_CHUNKS[0],
               free: int | None = None, placed: tuple[str, ...] = (), tail: int | None = None,
-              window: int | None = None) -> MemoryPlan:
+              window: int | None = None, affine: int | None = None) -> MemoryPlan:
     """The plan that streams exactly ``streamed``, with ``placed`` already on the device,
     and the bit/tail split for up to ``tail`` non-bit scalars (None: no split) for the
-    resident witness queries, and ``window`` for the G1 workspace (msm_plan; no fitting, no refusal)."""
+    resident witness queries, and ``window`` and ``affine`` for the G1 workspace (msm_plan;
+    no fitting, no refusal)."""
     if slots < 1 or chunk < 1:
         raise ValueError(f"slots and chunk must be >= 1, got {slots} and {chunk}")
     if tail is not None and tail < 1:
@@ -286,7 +288,7 @@ def plan_with(shape: KeyShape, streamed: tuple[str, ...], *, slots: int = 1, chu
     resident = tuple(q for q in QUERIES if q not in streamed)
     tail = None if tail is None else min(tail, shape.n_vars)
     bits = tuple(q for q in WITNESS_QUERIES if q in resident) if tail else ()
-    plans = {c.name: msm_plan(shape, c, streamed, chunk, bits, window) for c in (G1, G2)}
+    plans = {c.name: msm_plan(shape, c, streamed, chunk, bits, window, affine) for c in (G1, G2)}
     tail_plans = {c.name: make_plan(tail) for c in (G1, G2) if any(QUERIES[q][1] is c for q in bits)}
     return MemoryPlan(shape, slots, chunk, resident, tuple(streamed), plans,
                       tuple(_items(shape, slots, tuple(streamed), chunk, plans, tail, tail_plans, bits)), free,
@@ -295,23 +297,24 @@ def plan_with(shape: KeyShape, streamed: tuple[str, ...], *, slots: int = 1, chu
 
 def plan_memory(shape: KeyShape, free: int | None, *, slots: int = 1, chunk: int | None = None,
                 streamed: tuple[str, ...] | None = None, placed: tuple[str, ...] = (),
-                tail: int | None = None, window: int | None = None) -> MemoryPlan:
+                tail: int | None = None, window: int | None = None, affine: int | None = None) -> MemoryPlan:
     """The plan with the fewest queries streamed (in STREAM_ORDER, skipping the ``placed``
     ones, already on the device), then the largest chunk (``chunk``, or the first of
     STREAM_CHUNKS), whose allocations still to make fit ``free`` device bytes (every query
     resident when ``free`` is None), or the one that streams exactly ``streamed``.
     KeyTooLarge, naming the bytes needed and free, when streaming every query (or
-    ``streamed``) in the smallest chunks does not fit either. ``tail``, ``window``: plan_with's."""
+    ``streamed``) in the smallest chunks does not fit either. ``tail``, ``window``, ``affine``:
+    plan_with's."""
     order = tuple(q for q in STREAM_ORDER if q not in placed)
     choices = [order[:k] for k in range(len(order) + 1)] if streamed is None else [tuple(streamed)]
     chunks = STREAM_CHUNKS if chunk is None else (chunk,)
     for choice in choices:
         for size in chunks if choice else chunks[:1]:
             plan = plan_with(shape, choice, slots=slots, chunk=size, free=free, placed=placed, tail=tail,
-                             window=window)
+                             window=window, affine=affine)
             if plan.fits(free):
                 return plan
-    resident = plan_with(shape, (), slots=slots, tail=tail, window=window)
+    resident = plan_with(shape, (), slots=slots, tail=tail, window=window, affine=affine)
     big = sorted(plan.items, key=lambda i: -i.nbytes)[:3]
     raise KeyTooLarge(
         f"the proving key (domain 2^{shape.log_n}, {shape.n_vars} wires) needs {resident.device_bytes / GB:.2f} GB "

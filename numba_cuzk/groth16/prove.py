@@ -152,7 +152,8 @@ class Prover:
     MSM workspace per curve shared by all its MSMs, the work vectors, ``slots`` proof slots.
     ``tail`` (GPU): the bit/tail split for witnesses of at most ``tail`` scalars other
     than 0 and 1 (module docstring; None: the plain MSMs); ``window``: the window bits of
-    the G1 workspace's plan (H's MSM; None: plan.py's choice). Proofs enqueued on its
+    the G1 workspace's plan (H's MSM; None: plan.py's choice); ``affine``: its batch-affine
+    accumulation (plan.affine, log2 of a wave's scratch rows; None: XYZZ). Proofs enqueued on its
     stream run one after the other (its
     buffers are reused). With ``graphs`` (default) and a ``stream`` of its own, each slot's
     work is a CUDA graph, captured by ``warm_up`` or by the slot's first proof after the
@@ -163,7 +164,7 @@ class Prover:
     def __init__(self, pk: ProvingKey, *, gpu: bool | None = None, stream=None, slots: int = 1,
                  memory_budget: int | None = None, copy_stream=None, chunk: int | None = None,
                  streamed: tuple[str, ...] | None = None, graphs: bool = True, tail: int | None = None,
-                 window: int | None = None) -> None:
+                 window: int | None = None, affine: int | None = None) -> None:
         self.pk = pk
         self.gpu = backend.cuda_available() if gpu is None else gpu
         self.stream = (stream or cuda.default_stream()) if self.gpu else None
@@ -172,7 +173,7 @@ class Prover:
         placed = placed_queries(pk) if self.gpu else ()
         self.memory = memory.plan_memory(shape, memory.free_bytes(memory_budget) if self.gpu else None, slots=slots,
                                          chunk=chunk, streamed=streamed, placed=placed,
-                                         tail=tail if self.gpu else None, window=window)
+                                         tail=tail if self.gpu else None, window=window, affine=affine)
         self.copy_stream = (copy_stream or cuda.stream()) if self.memory.streamed and self.gpu else None
         place = (lambda a: cuda.to_device(np.ascontiguousarray(a), stream=self.stream)) if self.gpu else np.asarray
         alloc = (lambda shape: cuda.device_array(shape, dtype=np.uint32, stream=self.stream)) if self.gpu else (

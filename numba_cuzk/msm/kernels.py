@@ -236,6 +236,23 @@ def entry(entries, kinds, w, s):
     return int64(s), False, False, kinds[s] == KIND_ONE
 
 
+@cuda.jit(device=True)
+def run_partial(offsets, chunk_offsets, w, r, start, chunk, max_chunks):
+    """The points column of run r's first partial sum (window w, its first entry
+    ``start``): w * max_chunks + the first partial of start's bucket lo + the run's rank
+    among lo's runs (0 unless lo began in an earlier run). accumulate's numbering, which
+    combine and reduce read (affine.affine_partials' too)."""
+    lo = 0  # invariant offsets[w, lo] <= start < offsets[w, hi]: lo is start's bucket
+    hi = offsets.shape[1] - 1
+    while hi - lo > 1:
+        mid = (lo + hi) >> 1
+        if offsets[w, mid] <= start:
+            lo = mid
+        else:
+            hi = mid
+    return w * max_chunks + chunk_offsets[w, lo] + r - offsets[w, lo] // chunk
+
+
 def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, ones0, points):
     """Template of accumulate_g1 and accumulate_g2 (_point_kernels), and of the
     register-capped accumulate_g1_r<N> / _g2_r<N> (accumulate_kernel).
@@ -270,16 +287,7 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
             stop = min(start + chunk, int64(offsets[w, buckets]))
             if start >= stop:
                 continue
-            lo = 0  # invariant offsets[w, lo] <= start < offsets[w, hi]: lo is start's bucket
-            hi = buckets
-            while hi - lo > 1:
-                mid = (lo + hi) >> 1
-                if offsets[w, mid] <= start:
-                    lo = mid
-                else:
-                    hi = mid
-            # the run's rank among bucket lo's runs: 0 unless lo began in an earlier run
-            k = w * max_chunks + chunk_offsets[w, lo] + r - offsets[w, lo] // chunk
+            k = run_partial(offsets, chunk_offsets, w, r, start, chunk, max_chunks)
         else:
             start = (g - ones0) * ones_per
             stop = min(start + ones_per, n)

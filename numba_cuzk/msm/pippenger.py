@@ -35,7 +35,10 @@ reduce (running sums per segment of buckets, then each segment's offset multiple
 launches) -> reduce levels (sums of SUM_PER = 4 points within each window until one per
 window is left, copied to ``out``; the 0/1 sums count as window 0's): 5 + scatter's +
 log16(n / chunk) + log4(n/64 + segments) launches, 15-33 at 2^16-2^24. The window plan is
-plan.py's (override with ``window``/``chunk``/``segment``/``scatter``/``registers``).
+plan.py's (override with ``window``/``chunk``/``segment``/``scatter``/``registers``/``affine``).
+With plan.affine (G1) the runs are summed in affine coordinates instead (msm/affine.py:
+ceil(log2 chunk) rounds of three launches per wave, then the partial sums), and the plain
+accumulate kernel adds only the 0/1 path's sums.
 
 0/1 fast path: always on (threshold 0). classify writes a byte per scalar (0, 1, other);
 only "other" scalars get digits; the bases of scalars 1 are summed by accumulate's extra
@@ -75,6 +78,7 @@ from numba_cuzk.field import codec
 from numba_cuzk.field.params import FQ, FR
 from numba_cuzk.field.target import fill_zero, is_device_array
 from numba_cuzk.msm import kernels as K
+from numba_cuzk.msm.affine import accumulate_affine, affine_buffers
 from numba_cuzk.msm.cpu import cpu_msm
 from numba_cuzk.msm.indexed import scatter_indexed
 from numba_cuzk.msm.plan import Plan, make_plan
@@ -178,7 +182,7 @@ def workspace_buffers(curve: CurveParams, plan: Plan, host_scalars: bool = True)
     }
     if host_scalars:
         buffers["scalars"] = ((FR.limbs, n), np.uint32)
-    return buffers
+    return buffers | affine_buffers(curve, plan)
 
 
 def workspace_bytes(curve: CurveParams, plan: Plan, host_scalars: bool = True) -> int:
@@ -201,6 +205,8 @@ class Workspace:
         for name, (shape, dtype) in workspace_buffers(curve, plan, host_scalars).items():
             setattr(self, name, cuda.device_array(shape, dtype=dtype))
         fill_zero(self.counts)  # scan re-zeroes it
+        if plan.affine is not None:
+            fill_zero(self.no_entries)
 
 
 _workspaces: dict = {}
@@ -224,14 +230,14 @@ def result_shape(n: int, curve: CurveParams, window: int | None = None) -> tuple
 
 def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = False,
         window: int | None = None, chunk: int | None = None, segment: int | None = None,
-        scatter: int | None = None, registers: int | None = None, out=None,
+        scatter: int | None = None, registers: int | None = None, affine: int | None = None, out=None,
         stream=None, workspace: Workspace | None = None, mark: Callable[[str], None] | None = None,
         indices=None, offset: int = 0) -> WindowSums:
     """sum_i scalars[i] * bases[i] as its window sums; see the module docstring. With
     ``indices`` (GPU: device (>= n,) int32, bits.py's tail) scalar i multiplies base
     indices[i] - offset instead (indexed.scatter_indexed). With ``workspace`` (GPU; its
     curve, n <= workspace.plan.n) its plan is used (not window/chunk/segment/scatter/
-    registers) and nothing is allocated or cached. ``mark`` (GPU, profiling): called with
+    registers/affine) and nothing is allocated or cached. ``mark`` (GPU, profiling): called with
     each stage's name (STAGES) after its launches, e.g. to record an event."""
     if not isinstance(bases, Bases):
         if curve is None:
@@ -242,8 +248,10 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
     if bases.on_device and not is_point_major(bases.points):  # a copy per call: upload_bases keeps one
         bases = Bases(curve, point_major(bases.points, stream=stream))
     n = _check_scalars(scalars, bases.count if indices is None else K.MAX_SCALARS)  # indices: any base
-    plan = make_plan(n, window, chunk, segment, scatter, registers) if workspace is None else _workspace_plan(
-        workspace, curve, n, (window, chunk, segment, scatter, registers))
+    plan = make_plan(n, window, chunk, segment, scatter, registers, affine) if workspace is None else _workspace_plan(
+        workspace, curve, n, (window, chunk, segment, scatter, registers, affine))
+    if plan.affine is not None and curve.degree != 1:
+        raise ValueError(f"msm: batch-affine accumulation (affine) serves G1 only, not {curve.name}")
     shape = (4 * curve.limbs, plan.windows)
     if out is not None and (out.dtype != np.uint32 or tuple(out.shape) != shape
                             or is_device_array(out) != bases.on_device):
@@ -280,7 +288,7 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
 
 def _workspace_plan(workspace: Workspace, curve: CurveParams, n: int, overrides: tuple) -> Plan:
     if any(x is not None for x in overrides):
-        raise ValueError("msm: window, chunk, segment, scatter and registers come from the workspace's plan")
+        raise ValueError("msm: window, chunk, segment, scatter, registers and affine come from the workspace's plan")
     if workspace.curve.name != curve.name or n > workspace.plan.n:
         raise ValueError(f"msm: a {workspace.curve.name} workspace for {workspace.plan.n} scalars cannot serve "
                          f"{n} {curve.name} scalars")
@@ -310,8 +318,13 @@ def _launch(curve, plan, ws, bases, scalars, montgomery, out, stream, mark, indi
                                                            ws.cursors, ws.entries, indices, offset)
     mark("scatter")
     lanes = kern["lanes"]  # threads per point (G2: a lane pair)
+    # with plan.affine the plain kernel adds the 0/1 path's sums alone (offsets of a window with no
+    # entries: every run is empty), and msm/affine.py the runs
     K.accumulate_kernel(curve, plan.registers)[_grid(ws.seg0 * lanes), K.THREADS, stream](
-        bases, ws.entries, ws.offsets, ws.chunk_offsets, plan.chunk, ws.kinds, K.ONES_PER, ws.ones0, ws.points)
+        bases, ws.entries, ws.offsets if plan.affine is None else ws.no_entries, ws.chunk_offsets, plan.chunk,
+        ws.kinds, K.ONES_PER, ws.ones0, ws.points)
+    if plan.affine is not None:
+        accumulate_affine(plan, ws, bases, stream, _grid)
     mark("accumulate")
     reduce = kern["reduce"]
     stride = 1

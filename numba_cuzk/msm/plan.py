@@ -47,6 +47,13 @@ IPC 1.22 of 4, a fixed-latency dependency its top stall), so more warps per SM m
 the local-memory traffic of what the cap spills: 128 registers let an SM hold 4 blocks of
 128 threads instead of 3, 96 five. A sweep's option (kernels.accumulate_kernel compiles a
 capped instance on first use), not a cost-model choice.
+
+Affine: the runs summed in affine coordinates with batched inversions (msm/affine.py, G1
+only) instead of XYZZ mixed additions: ~6.5 Fq products an addition against 10, ~480
+bytes of memory traffic against ~100, and a Fermat inversion's latency (~0.3 ms) per round,
+ceil(log2 chunk) rounds per wave of 2^affine entries (a scratch row of 2L words each:
+2^26 rows are 6.4 GB for G1). None: the plain XYZZ accumulation. Off by default until the
+H200 has measured it (bench.msm --variant affine=26).
 """
 
 from __future__ import annotations
@@ -66,6 +73,7 @@ RUN_BUCKETS = 4  # mean buckets per run (see Chunks above)
 MIN_RUNS = 1 << 16  # runs of all windows, at least
 SCATTER_BYTES = 32 << 20  # entries a scatter launch writes (see Scatter above)
 MIN_REGISTERS, MAX_REGISTERS = 64, 255  # the accumulation's register cap (see Registers above)
+MIN_AFFINE, MAX_AFFINE = 1, 30  # log2 of a batch-affine wave's scratch rows (see Affine above)
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,8 @@ class Plan:
     """c: window bits; windows: ceil(256 / c); buckets: 2^(c-1) per window;
     chunk: the points one accumulation thread sums (a run); max_chunks: bound on the
     partial sums of one window (each run gives one, plus one per bucket that begins
-    inside a run: <= ceil(n / chunk) + buckets); segment, scatter, registers: see above."""
+    inside a run: <= ceil(n / chunk) + buckets); segment, scatter, registers, affine: see
+    above."""
 
     n: int
     c: int
@@ -81,6 +90,7 @@ class Plan:
     segment: int | None = None
     scatter: int | None = None
     registers: int | None = None
+    affine: int | None = None
 
     @property
     def scatter_windows(self) -> int:
@@ -116,9 +126,9 @@ def best_window(n: int) -> int:
 
 
 def make_plan(n: int, window: int | None = None, chunk: int | None = None, segment: int | None = None,
-              scatter: int | None = None, registers: int | None = None) -> Plan:
-    """The plan for n scalars; ``window``, ``chunk``, ``segment``, ``scatter`` and
-    ``registers`` override the choices (tuning)."""
+              scatter: int | None = None, registers: int | None = None, affine: int | None = None) -> Plan:
+    """The plan for n scalars; ``window``, ``chunk``, ``segment``, ``scatter``,
+    ``registers`` and ``affine`` override the choices (tuning)."""
     c = best_window(n) if window is None else window
     if not MIN_BITS <= c <= MAX_BITS:
         raise ValueError(f"window bits must be in [{MIN_BITS}, {MAX_BITS}], got {c}")
@@ -135,4 +145,6 @@ def make_plan(n: int, window: int | None = None, chunk: int | None = None, segme
         raise ValueError(f"scatter must be >= 1 windows per launch, got {scatter}")
     if registers is not None and not MIN_REGISTERS <= registers <= MAX_REGISTERS:
         raise ValueError(f"registers must be in [{MIN_REGISTERS}, {MAX_REGISTERS}], got {registers}")
-    return Plan(n=n, c=c, chunk=chunk, segment=segment, scatter=scatter, registers=registers)
+    if affine is not None and not MIN_AFFINE <= affine <= MAX_AFFINE:
+        raise ValueError(f"affine (log2 of a wave's scratch rows) must be in [{MIN_AFFINE}, {MAX_AFFINE}], got {affine}")
+    return Plan(n=n, c=c, chunk=chunk, segment=segment, scatter=scatter, registers=registers, affine=affine)

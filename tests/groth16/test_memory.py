@@ -404,3 +404,19 @@ def test_porep_partition_keeps_b2_resident_with_the_split():
     assert smaller.streamed[0] == "b2" and "b2" not in smaller.bits and smaller.device_bytes <= 100 * 10**9
     with pytest.raises(KeyTooLarge):
         plan_memory(POREP, 40 * 10**9, tail=1 << 16)
+
+
+def test_batch_affine_scratch_is_in_the_g1_workspace():
+    """plan.affine (H's batch-affine accumulation) adds its wave's scratch (2^affine rows of
+    a G1 point, 96 bytes) and the runs' products, inverses and links to the G1 workspace:
+    at 2^27, affine = 26 is 6.4 GB more; G2's workspace and everything else unchanged."""
+    plain, affine = plan_with(POREP, ("b2",)), plan_with(POREP, ("b2",), affine=26)
+    items = {i.name: i.nbytes for i in plain.items}
+    more = {i.name: i.nbytes for i in affine.items}
+    g1 = next(name for name in items if name.startswith("msm G1"))
+    plan = affine.msm_plans["G1"]
+    runs = (1 << 26) // plan.chunk
+    assert plan.affine == 26 and affine.msm_plans["G2"].affine is None
+    assert more[g1] - items[g1] == (1 << 26) * 96 + runs * (2 * 48 + 4) + 4
+    assert {k: v for k, v in more.items() if k != g1} == {k: v for k, v in items.items() if k != g1}
+    assert more[g1] == workspace_bytes(G1, plan, host_scalars=False)

@@ -39,12 +39,15 @@ def records_env(monkeypatch, tmp_path):
 
 def test_plans_only_writes_checked_records(records_env):
     bench_msm.main(["--g1", str(LOG_N), "--g2", "", "--runs", "2", "--plans-only", "--out", str(records_env),
-                    "--variant", "window=4,scatter=1,registers=128", "--variant", "window=5"])
+                    "--variant", "window=4,scatter=1,registers=128", "--variant", "window=5",
+                    "--variant", "window=5,affine=4"])
     records = {r["name"]: r for r in json.loads(records_env.read_text())}
-    names = [f"msm_g1_log{LOG_N}", f"msm_g1_log{LOG_N}_window4_scatter1_registers128", f"msm_g1_log{LOG_N}_window5"]
+    names = [f"msm_g1_log{LOG_N}", f"msm_g1_log{LOG_N}_window4_scatter1_registers128", f"msm_g1_log{LOG_N}_window5",
+             f"msm_g1_log{LOG_N}_window5_affine4"]
     assert sorted(records) == sorted(names)
     capped = records[names[1]]["params"]
     assert (capped["window"], capped["scatter_windows"], capped["registers"]) == (4, 1, 128)
+    assert records[names[3]]["params"]["affine"] == 4 and capped["affine"] is None
     for record in records.values():
         params = record["params"]
         assert params["timing"] == common.DEVICE_THROUGHPUT and params["checked"].startswith("closed form")

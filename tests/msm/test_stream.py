@@ -85,8 +85,8 @@ def test_refusals():
     small = Workspace(G1, make_plan(2), host_scalars=False)
     with pytest.raises(ValueError, match="cannot serve 4 G1 scalars"):
         msm(upload_bases(limbs, G1), cuda.to_device(inputs.scalar_limbs([1, 2, 3, 4])), workspace=small)
-    for override in ({"window": 3}, {"registers": 128}):
-        with pytest.raises(ValueError, match="window, chunk, segment, scatter and registers"):
+    for override in ({"window": 3}, {"registers": 128}, {"affine": 10}):
+        with pytest.raises(ValueError, match="window, chunk, segment, scatter, registers and affine"):
             msm(upload_bases(limbs, G1), cuda.to_device(inputs.scalar_limbs([1])), workspace=small, **override)
     with pytest.raises(ValueError, match="host scalars need a workspace"):
         msm(upload_bases(limbs, G1), inputs.scalar_limbs([1]), workspace=small)
