@@ -85,7 +85,7 @@ L = A = X = 0  # uint32 limbs of a coordinate (12 for G1), an affine point (2L),
 f_mul = f_sqr = f_add = f_sub = f_dbl = f_neg = f_inv = None  # field operations (point_field.single_lane)
 f_copy = f_set_one = f_is_zero = f_eq = None
 aff_is_identity = aff_set_identity = xyzz_from_affine = store = None  # point functions (PointOps)
-pair_denominator = pair_sum = load_point = None  # the helper templates below, bound per curve
+pair_denominator = pair_sum = load_point = _copy_unpaired = None  # the helper templates below, bound per curve
 
 
 @device
