@@ -128,7 +128,9 @@ def test_sigterm_drains(circom: CircomBuild, tools: NodeTools, tmp_path):
     assert daemon.process.wait(60) == 0 and not daemon.socket.exists()
     proved = [o for o in outcomes.values() if not isinstance(o, ServeError)]
     refused = [o for o in outcomes.values() if isinstance(o, ServeError)]
-    assert len(outcomes) == 8 and proved and refused  # none lost: each proved or answered
+    # none lost: each proved or answered. How many finish before the signal lands is a race
+    # (all 8, on a fast host); that queued jobs are refused is tests/serve/test_jobs.py's
+    assert len(outcomes) == 8 and proved
     assert all(r.code == grpc.StatusCode.UNAVAILABLE and "not started" in r.details for r in refused)
     (tmp_path / "p.json").write_text(proved[0].proof_json)
     (tmp_path / "q.json").write_text(proved[0].public_json)
