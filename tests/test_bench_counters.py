@@ -53,6 +53,21 @@ def test_the_differences_and_the_nearest_pipe():
         bc.compare({"k": {"sm_active_pct": None}}, ncu)
 
 
+def test_the_integer_pipes_summed_and_capped_as_one_candidate():
+    """The H200's NTT pass (2026-12-04): ALU 44.08 + FMA-heavy 69.26 cycles, capped at 100,
+    against GPM's 100.0; accumulate_g1's 20.09 + 73.31 against 85.73."""
+    gpm = {"ntt": {"sm_active_pct": 98.57, "int_pipe_pct": 100.0},
+           "g1": {"sm_active_pct": 90.14, "int_pipe_pct": 85.73}}
+    ncu = {"ntt": {bc.SM_ACTIVE: 99.47, bc.PIPES[3]: 44.08, bc.PIPES[5]: 69.26},
+           "g1": {bc.SM_ACTIVE: 92.95, bc.PIPES[3]: 20.09, bc.PIPES[5]: 73.31}}
+    result = bc.compare(gpm, ncu)
+    assert {k["int_pipe_nearest"] for k in result["kernels"].values()} == {bc.INTEGER_PIPES}
+    assert result["kernels"]["ntt"]["int_pipe_diff"][bc.INTEGER_PIPES] == 0.0
+    assert result["pipe_max_diff"] == approx(93.40 - 85.73)
+    alone = bc.compare(gpm, {k: {bc.SM_ACTIVE: 90.0} for k in gpm})  # no pipe figures from ncu
+    assert bc.INTEGER_PIPES not in alone["kernels"]["g1"]["int_pipe_diff"]
+
+
 @pytest.fixture
 def ncu(tmp_path, monkeypatch):
     """The stand-in ncu as an executable; its argv lands in the returned file, one JSON line each."""
