@@ -77,6 +77,10 @@ if ls .whl/*.whl >/dev/null 2>&1; then
         && export PYTHONPATH=/tmp/site
 fi
 export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1 NUMBA_CUZK_COMMIT=$commit
+# The device's copy of the tree may carry git metadata older than the commit carried (on
+# 2026-12-04 it lacked it, and bench.common refused the name after 230 s of compile): the
+# name given here is the record's, so git is not asked
+export GIT_DIR=/nonexistent-git
 # bytecode cached as any installed package's is (a warm process on the H200 spent 0.55 s of
 # 2.3 compiling 255 modules' sources): in a folder of its own, off the checkout
 unset PYTHONDONTWRITEBYTECODE
