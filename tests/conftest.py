@@ -8,9 +8,16 @@ loadgroup``: the tests of one ``xdist_group`` share a worker (the 2^24-2^27 clos
 whose 2^27 bases would not fit the device once per worker), and the ``slow`` tests start
 first (pytest_collection_modifyitems), so that none of them is left to run alone at the
 end. The ``alone`` tests run in a pass of their own, with nothing else on the device.
+
+A test that runs past TEST_LIMIT_S (a hang: a lock never released, a thread never joined)
+ends the run: faulthandler prints every thread's stack and exits, so CI fails in minutes
+with the place named, not at its own timeout with nothing printed.
 """
 
+import faulthandler
 import os
+import sys
+import threading
 import warnings
 
 import pytest
@@ -26,6 +33,35 @@ from numba import config  # noqa: E402
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 
 IN_CI = os.environ.get("CI") == "true"  # set by CI services (GitHub, GitLab, ...); .ci/run honours it too
+
+# The slowest test takes ~2 min on CI's 2 cores (tests/test_kernel_cache.py compiles a proof's
+# CPU kernels twice); the GPU suite's longest, the 2^27 closed forms, ~4 min.
+TEST_LIMIT_S = float(os.environ.get("NUMBA_CUZK_TEST_LIMIT_S", 600))
+
+def _overran(config, nodeid: str) -> None:
+    """TEST_LIMIT_S passed: every thread's stack to the real stderr (capture suspended),
+    then exit at once (threads stuck in a lock would keep a normal exit waiting)."""
+    config.pluginmanager.getplugin("capturemanager").suspend_global_capture(in_=True)
+    sys.stderr.write(f"\n{nodeid} ran past {TEST_LIMIT_S:.0f} s (NUMBA_CUZK_TEST_LIMIT_S): the stacks of every thread\n")
+    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    sys.stderr.flush()
+    os._exit(3)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Setup, call and teardown of one test under TEST_LIMIT_S (see the module docstring).
+    A timer thread reports; faulthandler's own, a minute later, only exits, for a hang
+    that holds the GIL (its stacks go to the captured stderr, which is lost)."""
+    timer = threading.Timer(TEST_LIMIT_S, _overran, (item.config, item.nodeid))
+    timer.daemon = True
+    timer.start()
+    faulthandler.dump_traceback_later(TEST_LIMIT_S + 60, exit=True)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+        timer.cancel()
 
 
 def outside_judge_missing(reason: str) -> None:

@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+from numba import cuda
 
 from numba_cuzk._compat import install_unload_once, unload_once
 from tests.conftest import SIMULATOR
@@ -77,3 +78,34 @@ def test_a_blocks_threads_share_one_simulated_shared_array():
         thread.join()
     assert len(got) == 8 and all(a is got[0] for a in got)
     assert got[0].shape == (8, 4) and got[0].dtype == np.uint32
+
+
+def _reverse_in_shared(values, out):
+    """Test kernel: a block reverses ``values`` through shared memory (a barrier between)."""
+    staged = cuda.shared.array(64, np.int64)
+    i = cuda.threadIdx.x
+    staged[i] = values[i]
+    cuda.syncthreads()
+    out[i] = staged[63 - i]
+
+
+@pytest.mark.skipif(not SIMULATOR, reason="the CUDA simulator's block runner")
+def test_a_simulated_block_yields_the_gil_and_keeps_its_barrier(monkeypatch):
+    """The runner's poll of thread 0 yields (_compat item 6) and a block that meets at
+    syncthreads still computes the right answer."""
+    from numba_cuzk import _compat
+
+    yields = []
+
+    class CountingTime:
+        @staticmethod
+        def sleep(seconds):
+            yields.append(seconds)
+            time.sleep(seconds)
+
+    monkeypatch.setattr(_compat, "time", CountingTime)
+    values = np.arange(64, dtype=np.int64) * 7
+    out = np.full(64, -1, dtype=np.int64)
+    cuda.jit(_reverse_in_shared)[1, 64](values, out)
+    assert np.array_equal(out, values[::-1])
+    assert yields and set(yields) == {0}

@@ -15,6 +15,16 @@ KEY_PATH = Path(__file__).parent / "data" / f"{KEY_CIRCUIT}{KEY_LOG}.zkey"
 TOXIC = {"alpha": 11, "beta": 13, "gamma": 17, "delta": 19, "tau": 123456789}
 
 
+def prove_stored(gpu: bool) -> None:
+    """Check the stored key (read_zkey's point checks), then prove seed 0's witness with
+    it: what a one-shot ``numba-cuzk prove`` runs, without setup's kernels."""
+    from numba_cuzk.circuits import witness
+    from numba_cuzk.groth16.formats import read_zkey
+    from numba_cuzk.groth16.prove import Prover
+
+    Prover(read_zkey(KEY_PATH), gpu=gpu).prove(witness(KEY_CIRCUIT, KEY_LOG, 0))
+
+
 def main() -> None:
     from numba_cuzk.circuits import build
     from numba_cuzk.groth16.formats import write_zkey

@@ -137,6 +137,9 @@ def test_run_bad_input_exits_2(args, named):
 
 
 def test_unreachable_scheduler_is_refused_before_setup(monkeypatch):
+    from numba_cuzk.cluster import batch
+
+    monkeypatch.setattr(batch, "CONNECT_TIMEOUT", "1s")  # Dask retries a refused connection until then (20 s)
     monkeypatch.setattr(workload, "setup", lambda *a, **k: pytest.fail("set up before reaching the scheduler"))
     result = runner.invoke(app, ["run", "--scheduler", "tcp://127.0.0.1:9", "--circuit", KEY_CIRCUIT, "-k",
                                  str(KEY_LOG)])
