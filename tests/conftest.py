@@ -31,6 +31,11 @@ from numba_cuzk import _compat  # noqa: E402,F401  (numba patched before any tes
 from numba import config  # noqa: E402
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
+# A simulated block is ~100 Python threads that meet at barriers: the GIL handed on every
+# 1 ms instead of 5 cut tests/ntt/test_pass_kernels.py and tests/msm/test_affine.py from 116
+# to 102 s on 2 cores (0.2 ms: 98 s; 20 ms: 143 s).
+if SIMULATOR:
+    sys.setswitchinterval(1e-3)
 
 IN_CI = os.environ.get("CI") == "true"  # set by CI services (GitHub, GitLab, ...); .ci/run honours it too
 
