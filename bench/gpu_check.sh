@@ -65,6 +65,10 @@
 #   (split by step), then rounds of this process's Engine, one client and 8 clients back to back on the
 #   same keys; $OUT/serve.json (the records), $OUT/serve.tgz (log, versions, the daemon's and engines'
 #   timelines)
+# Every section that needs the kernel cache fills it with fill_kernel_cache: from $PREBUILT_ARCHIVE
+# when that is set (carry it: `numba-cuzk compile --targets cpu,sm_90 --archive .prebuilt/kernels.tar.gz`
+# on the CPU at the same commit, ~20 min on 2 cores) and the tiny GPU paths then compile nothing,
+# else by `numba-cuzk compile`.
 # For each section: the real-GPU run of its kernel tests (pytest -m gpu), then its
 # benchmark, each stopped after $TEST_TIMEOUT / $BENCH_TIMEOUT seconds (default 300;
 # curve's tests compile every G2 formula into one kernel: give them ~540). Full logs and results go to $OUT (or ./gpu-out); stdout gets their tails.
@@ -94,6 +98,26 @@ find_ncu() {
 SUITE_NEEDS="xdist hypothesis py_ecc py_arkworks_bls12381 dask distributed grpc google.protobuf prometheus_client
     cupti pynvml matplotlib"  # what `pytest -m gpu tests` imports beyond numba (collection included)
 
+fill_kernel_cache() {  # fill_kernel_cache: this tree's kernels into the cache (output on stdout)
+    # From $PREBUILT_ARCHIVE (carried: `numba-cuzk compile --targets cpu,sm_90 --archive`, built
+    # on the CPU at this commit) when the tiny GPU paths then compile nothing, ~10-20 s; else
+    # `numba-cuzk compile` (~200 s on the H200 on 2026-12-04, warm or cold)
+    if [ -f "${PREBUILT_ARCHIVE:-}" ]; then
+        if python3 -m numba_cuzk.cli compile --fetch "$PREBUILT_ARCHIVE" && python3 -c 'import sys
+from numba_cuzk import kernel_cache
+from numba_cuzk.commands.compile import gpu_paths
+for path, args in gpu_paths():
+    path(*args)
+stats = kernel_cache.compile_stats()
+print("the tiny GPU paths after the archive:", stats)
+sys.exit(stats["compiled"] > 0)'; then
+            echo "kernels from $PREBUILT_ARCHIVE"; return 0
+        fi
+        echo "$PREBUILT_ARCHIVE did not cover this GPU's paths: numba-cuzk compile"
+    fi
+    python3 -m numba_cuzk.cli compile
+}
+
 every_gpu_test() {  # every_gpu_test PATH... [--ignore=PATH...]: the GPU tests there; 0 if all passed
     echo "# numba-cuzk $commit, $(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
     python3 -c 'import importlib, sys
@@ -105,7 +129,7 @@ for name in sys.argv[1:]:
         missing.append(f"{name} ({type(exc).__name__}: {exc})")
 if missing:
     sys.exit("FAILED: not importable here (carry .whl): " + "; ".join(missing))' $SUITE_NEEDS || return 1
-    python3 -m numba_cuzk.cli compile || return 1
+    fill_kernel_cache || return 1
     local common=(-m pytest -v -rs -p no:cacheprovider -p no:benchmark --disable-warnings --durations=25)  # a log < 100 KB
     echo "=== the alone tests, one at a time ($((SECONDS)) s)"
     python3 "${common[@]}" -m "gpu and alone" "$@"
@@ -113,8 +137,11 @@ if missing:
     [ $rc -eq 5 ] && rc=0  # none here (all:kernels)
     local left=${TEST_TIMEOUT:-$((565 - SECONDS))}  # SIGINT then, SIGKILL 15 s later: the log is back by ~580 s
     echo "=== the rest, ${GPU_TEST_WORKERS:-8} workers ($((SECONDS)) s; stopped after $left s)"
-    timeout -s INT -k 15 "$left" python3 "${common[@]}" -m "gpu and not alone" -n "${GPU_TEST_WORKERS:-8}" \
-        --dist loadgroup "$@"
+    # each worker's numba and arkworks pools sized to its share of the cores (a pool per core in
+    # each of 8 workers spins in each other's waits: commands/compile.py's WORKER_ENV)
+    local threads=$(( $(nproc) / ${GPU_TEST_WORKERS:-8} )); [ "$threads" -ge 1 ] || threads=1
+    NUMBA_NUM_THREADS=$threads RAYON_NUM_THREADS=$threads timeout -s INT -k 15 "$left" python3 "${common[@]}" \
+        -m "gpu and not alone" -n "${GPU_TEST_WORKERS:-8}" --dist loadgroup "$@"
     local rest=$?
     echo "# pytest exit status $rc (alone), $rest (the rest; 124 or 130: stopped after $left s), at $SECONDS s"
     [ $rc -eq 0 ] && [ $rest -eq 0 ]
@@ -152,8 +179,8 @@ for arg in "$@"; do
         lscpu | grep -E "^(Model name|CPU\(s\)|Thread|Core|Socket)" | tee "$out/host.txt"
         cache=${NUMBA_CUZK_CACHE_DIR:-$HOME/.cache/numba-cuzk}
         start=$SECONDS
-        NUMBA_CUZK_CACHE_DIR=$cache python3 -m numba_cuzk.cli compile > "$out/startup.log" 2>&1 || status=1
-        echo "numba-cuzk compile: $((SECONDS - start)) s" | tee -a "$out/startup.log"
+        NUMBA_CUZK_CACHE_DIR=$cache fill_kernel_cache > "$out/startup.log" 2>&1 || status=1
+        echo "kernel cache filled: $((SECONDS - start)) s" | tee -a "$out/startup.log"
         timeout "${STARTUP_TIMEOUT:-150}" python3 -m bench.startup --no-compile --no-first --runs 5 --no-bytecode 2 \
             --warm-cache "$cache" --profile "$out/warm-prove.prof" --out "$out/startup.json" 2>&1 \
             | grep -v Warning | tee -a "$out/startup.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
@@ -172,7 +199,7 @@ from numba_cuzk.serve import proving_pb2
 print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, protobuf {pb.__version__} ({a.Type()})")' \
             > "$work/versions.txt" 2>&1 || status=1
         cat "$work/versions.txt"
-        python3 -m numba_cuzk.cli compile > "$work/serve.log" 2>&1 || status=1  # seconds when the cache is warm
+        fill_kernel_cache > "$work/serve.log" 2>&1 || status=1  # seconds when the cache is warm
         tail -1 "$work/serve.log"
         sizes=${SERVE_SIZES:-14,20}  # 8,10 for a dry run on the CPU backend
         timeout "${SERVE_TIMEOUT:-200}" python3 -m bench.serve --part gpu --runs "${SERVE_RUNS:-10}" --rounds 3 \
@@ -198,7 +225,7 @@ print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, protobuf {pb
         # key (built, set up resident), one Prover's proofs, 3 jobs of 10 partitions through the engine
         echo "=== porep: bench.porep"
         start=$SECONDS
-        python3 -m numba_cuzk.cli compile > "$out/porep-compile.log" 2>&1 || status=1  # seconds when the cache is warm
+        fill_kernel_cache > "$out/porep-compile.log" 2>&1 || status=1  # seconds when the cache is warm
         echo "compile: $((SECONDS - start)) s, $(tail -1 "$out/porep-compile.log")"; df -h /dev/shm; free -g | head -2
         kind=process  # witnesses wait in /dev/shm: a small one (a container's) takes thread synthesis
         [ "$(df --output=avail -B1G /dev/shm | tail -1)" -lt 9 ] && kind=thread  # room for 2 witnesses at 2^27, or threads
@@ -227,7 +254,7 @@ print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, protobuf {pb
         # a call returns at most 8 files: one log, a json per benchmark, the SASS as one archive
         echo "=== kernels: issue 18's figures"
         log="$out/kernels.log"
-        python3 -m numba_cuzk.cli compile > "$log" 2>&1 || status=1
+        fill_kernel_cache > "$log" 2>&1 || status=1
         tail -1 "$log"
         peer=""  # sppark's figures from this call, the ntt and field steps' peer (--peer)
         msm_peer=""  # sppark's MSM (built by sppark.sh), run by bench.msm on its own inputs (--sppark)
@@ -272,7 +299,7 @@ print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, protobuf {pb
     if [ "$arg" = diagnose ]; then
         # what counters per instruction and the kernel trace say, for the next change (~4 min)
         echo "=== diagnose: the kernel-trace test, ncu's source counters"
-        python3 -m numba_cuzk.cli compile > "$out/diagnose.log" 2>&1 || status=1
+        fill_kernel_cache > "$out/diagnose.log" 2>&1 || status=1
         timeout 240 python3 -m pytest -m gpu -q -s -p no:cacheprovider -W ignore::numba.core.errors.NumbaPerformanceWarning \
             --basetemp=/tmp/diagnose tests/engine/test_gpu.py -k kernel_trace >> "$out/diagnose.log" 2>&1 || status=1
         find /tmp/diagnose -name t.jsonl -exec cp {} "$out/kernel-trace.jsonl" \;
@@ -300,7 +327,7 @@ print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, protobuf {pb
         else
             echo "no peer/sppark (carry it): the MSM records get no sppark peer" | tee "$logs/sppark-build.log"
         fi
-        t=$SECONDS; python3 -m numba_cuzk.cli compile > "$logs/compile.log" 2>&1 || status=1; took compile $t
+        t=$SECONDS; fill_kernel_cache > "$logs/compile.log" 2>&1 || status=1; took compile $t
         t=$SECONDS; ncu=$(find_ncu)
         timeout "${COUNTERS_TIMEOUT:-170}" python3 -m bench.counters --ncu "${ncu:-/usr/local/cuda/bin/ncu}" \
             --out "$out/counters.json" > "$logs/counters.log" 2>&1 || { status=1; echo "FAILED: bench.counters"; }

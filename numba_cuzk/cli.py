@@ -282,7 +282,8 @@ def compile_kernels(processes: int = typer.Option(None, "--processes", "-j", min
     start = time.perf_counter()
     with progress.steps("compiling kernels", len(names), sys.stdout) as advance:
         precompile.compile_all(processes=processes, on_done=lambda r: advance(
-            f"{r.name:<14} {r.seconds:6.1f} s  ({r.compiled} compiled, {r.loaded} from the cache)"))
+            f"{r.name:<14} {r.seconds:6.1f} s  ({r.compiled} compiled, {r.loaded} from the cache; "
+            f"CPU {r.cpu_seconds:.1f} s)"))
     console.print(f"kernel cache {kernel_cache.cache_dir()}: {len(names)} tasks in "
                   f"{time.perf_counter() - start:.1f} s")
 

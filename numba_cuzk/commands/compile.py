@@ -26,7 +26,10 @@ PoRep path's); NO_COMMAND_LAUNCHES lists the GPU kernels that are not (their CPU
 likewise: a Python caller compiles them).
 
 Tasks start longest first, as a process frees up; a task waits only for the ones it
-needs. Without a GPU only the CPU tasks run.
+needs. Without a GPU only the CPU tasks run. Each task's process runs one thread of numba
+and of arkworks (WORKER_ENV): the parallelism is the processes', and a process per core each
+starting a thread per core is a thread per core squared, whose spinning waits slow every
+task (each line reports the task's CPU seconds beside its wall seconds to show it).
 """
 
 from __future__ import annotations
@@ -52,14 +55,21 @@ _TINY_TAIL = 1 << _SPLIT_LOG  # the split's bound on non-bit scalars: that witne
 _POINTS = 256  # points per tiny check / MSM: the bulk check's minimum (formats/points.py)
 
 
+# The tasks' processes: one thread each for numba's parallel loops and arkworks' (rayon)
+# pool, which both default to a thread per core.
+WORKER_ENV = {"NUMBA_NUM_THREADS": "1", "RAYON_NUM_THREADS": "1"}
+
+
 @dataclass(frozen=True)
 class TaskResult:
-    """One task's process: its wall time (s, import included) and kernel_cache.compile_stats."""
+    """One task's process: its wall time (s, import included), kernel_cache.compile_stats,
+    and the CPU time of all its threads (s, user + system)."""
 
     name: str
     seconds: float
     compiled: int
     loaded: int
+    cpu_seconds: float = 0.0
 
 
 def _generator_points(curve, count: int) -> np.ndarray:
@@ -306,10 +316,18 @@ def cache_report() -> dict:
 def _run_task(task: Task) -> TaskResult:
     """``task`` in this (fresh) process: its counts are what its function returns (an
     ahead-of-time task's entries) or else kernel_cache.compile_stats()."""
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _cpu_seconds()
     value = task.fn(*task.args)
     stats = value if isinstance(value, dict) else kernel_cache.compile_stats()
-    return TaskResult(task.name, time.perf_counter() - start, stats["compiled"], stats["loaded"])
+    return TaskResult(task.name, time.perf_counter() - start, stats["compiled"], stats["loaded"],
+                      _cpu_seconds() - cpu_start)
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
+    return usage.ru_utime + usage.ru_stime
 
 
 def task_names(gpu: bool | None = None, cpu_backend: bool = True) -> list[str]:
@@ -399,6 +417,27 @@ def run_tasks(pending: list[Task], processes: int | None = None,
     process, started once the tasks it needs have ended; ``on_done`` hears of each as it
     ends. A task's error is raised once the tasks already running have ended."""
     pending = list(pending)
+    with environment(WORKER_ENV):  # read by each process as it is spawned
+        return _run_pool(pending, processes, on_done)
+
+
+@contextlib.contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """Within: os.environ holds ``values``; then as it was."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _run_pool(pending: list[Task], processes: int | None,
+              on_done: Callable[[TaskResult], None] | None) -> list[TaskResult]:
     context = multiprocessing.get_context("spawn")  # a CUDA context does not survive fork
     finished: queue.SimpleQueue = queue.SimpleQueue()
     results: list[TaskResult] = []

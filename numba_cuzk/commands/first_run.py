@@ -52,7 +52,7 @@ def compile_gpu_first(stream=None) -> bool:
               f"processes (~{gpu_estimate_s(cores):.0f} s); later runs load them. {HINT}", file=stream, flush=True)
         start = time.perf_counter()
         with progress.steps("compiling the GPU kernels", len(names), stream) as advance:
-            tasks.compile_all(cpu_backend=False, on_done=lambda r: advance(f"{r.name} {r.seconds:.1f} s"))
+            tasks.compile_all(cpu_backend=False, on_done=lambda r: advance(f"{r.name} {r.seconds:.1f} s (CPU {r.cpu_seconds:.1f} s)"))
         print(f"compiled the GPU kernels into {kernel_cache.cache_dir()} in {time.perf_counter() - start:.0f} s",
               file=stream, flush=True)
     return True

@@ -104,9 +104,7 @@ def build(targets: list[str], out: Path, *, processes: int | None = None,
     key = kernel_cache.source_key()  # each child process keys its own saves: the sources must not change
     with tempfile.TemporaryDirectory(prefix="numba-cuzk-build-") as tmp:
         work = Path(tmp)
-        previous = os.environ.get("NUMBA_CUZK_CACHE_DIR")
-        os.environ["NUMBA_CUZK_CACHE_DIR"] = str(work / "cache")  # the children's folder
-        try:
+        with tasks.environment({"NUMBA_CUZK_CACHE_DIR": str(work / "cache")}):  # the children's folder
             if "cpu" in targets:
                 cpu = tasks._tasks(gpu=False)
                 if on_stage:
@@ -125,11 +123,6 @@ def build(targets: list[str], out: Path, *, processes: int | None = None,
                 raise RuntimeError("the package's sources changed during the build: its processes saved their "
                                    "kernels under different keys; build again")
             return pack(work / "cache" / key, out, list(targets))
-        finally:
-            if previous is None:
-                os.environ.pop("NUMBA_CUZK_CACHE_DIR", None)
-            else:
-                os.environ["NUMBA_CUZK_CACHE_DIR"] = previous
 
 
 def fetch(source: str, destination: Path) -> Path:

@@ -51,6 +51,31 @@ def test_compile_all_starts_a_task_once_its_needs_have_ended(monkeypatch):
     assert ended.index("quick") < ended.index("slow")
 
 
+def _threads_seen() -> dict:
+    """A task (in its own process): how many threads numba and arkworks may start there,
+    as compile_stats' two counts."""
+    import numba
+
+    return {"compiled": numba.config.NUMBA_NUM_THREADS, "loaded": int(os.environ.get("RAYON_NUM_THREADS", "0"))}
+
+
+def _busy(seconds: float) -> None:
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_each_task_runs_one_thread_of_numba_and_arkworks(monkeypatch):
+    monkeypatch.setenv("RAYON_NUM_THREADS", "7")
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    results = {r.name: r for r in precompile.run_tasks(
+        [precompile.Task("threads", _threads_seen, ()), precompile.Task("busy", _busy, (0.3,)),
+         precompile.Task("idle", time.sleep, (0.3,))], processes=2)}
+    assert (results["threads"].compiled, results["threads"].loaded) == (1, 1)
+    assert os.environ["RAYON_NUM_THREADS"] == "7" and "NUMBA_NUM_THREADS" not in os.environ  # this process's, as before
+    assert results["busy"].cpu_seconds >= 0.3 and results["idle"].cpu_seconds < 0.25  # CPU time, not wall time
+
+
 def test_the_first_run_on_a_gpu_machine_is_told_once(monkeypatch, tmp_path):
     folder = tmp_path / "cache" / "key"
     monkeypatch.setattr(kernel_cache, "cache_dir", lambda: folder)
