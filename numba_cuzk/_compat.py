@@ -1,5 +1,6 @@
 """Environment fixes that must run before Numba's CUDA target is used. The only place
-the project patches third-party modules.
+the project patches third-party modules. Those that concern numba-cuda run when it loads
+(item 7), as do the package's own CUDA-target definitions (``after_cuda_loads``).
 
 1. numba-cuda 0.30 (in maintenance; upstream will not change it) calls
    ``numpy.row_stack``, which numpy 2.5 removed. The H200 image ships numpy 2.5.2, so
@@ -32,17 +33,80 @@ the project patches third-party modules.
    kernel's time on CI's 2 cores (tests/ntt and the affine MSM cases: 214 s, 90 s with
    this). The poll of thread 0 yields the GIL (``time.sleep(0)``), once a pass, and the
    loop is otherwise the simulator's own: its barrier and exception handling unchanged.
+7. numba.cuda loads on first use. Its import takes 0.3-0.5 s (numba-cuda's typing, the
+   CUDA bindings), which a process that proves on the CPU never uses. It is put in
+   sys.modules as a lazy module (importlib.util.LazyLoader): ``from numba import cuda``
+   binds it without running it, and the first read of an attribute runs numba-cuda's
+   package in place. The object stays the same, so numba's typing of ``cuda.grid`` finds
+   the module it registered. The hooks of ``after_cuda_loads`` run right after it, before
+   that first read returns. Python 3.11's LazyLoader takes no lock, so the first read
+   should come from one thread: backend.cuda_available(), which the GPU paths call first,
+   where they are chosen.
 """
 
+import importlib.util
 import sys
 import threading
 import time
 import traceback
+from typing import Callable
 
 import numpy
 
 if not hasattr(numpy, "row_stack"):
     numpy.row_stack = numpy.vstack
+
+_after_load: list[Callable[[], None]] = []
+_loaded = False
+
+
+def cuda_loaded() -> bool:
+    """Whether numba.cuda has run (item 7): False in a process that proved on the CPU only."""
+    return _loaded
+
+
+def after_cuda_loads(hook: Callable[[], None]) -> None:
+    """Run ``hook`` once numba.cuda has loaded: now if it has, else right after it does."""
+    if _loaded:
+        hook()
+    else:
+        _after_load.append(hook)
+
+
+def _run_after_load() -> None:
+    global _loaded
+    _loaded = True
+    while _after_load:
+        _after_load.pop(0)()
+
+
+class _ThenHooks:
+    """numba-cuda's loader, followed by the hooks."""
+
+    def __init__(self, loader) -> None:
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        module.__spec__.loader = module.__loader__ = self.loader  # numba-cuda's own, for its resources
+        self.loader.exec_module(module)
+        _run_after_load()
+
+
+def _load_numba_cuda_lazily() -> None:
+    import numba
+
+    if "numba.cuda" in sys.modules:  # imported before the package: its hooks run as they come
+        _run_after_load()
+        return
+    spec = importlib.util.find_spec("numba.cuda")
+    spec.loader = importlib.util.LazyLoader(_ThenHooks(spec.loader))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["numba.cuda"] = module
+    spec.loader.exec_module(module)
+    numba.cuda = module
 
 
 def _unwrap_simulated_arrays() -> None:
@@ -54,7 +118,7 @@ def _unwrap_simulated_arrays() -> None:
         kernel.FakeWithinKernelCUDAArray = lambda fake: fake._ary
 
 
-_unwrap_simulated_arrays()
+after_cuda_loads(_unwrap_simulated_arrays)
 
 
 def locked_shared_arrays(shared_class) -> None:
@@ -94,7 +158,7 @@ def _lock_simulated_shared_arrays() -> None:
         locked_shared_arrays(kernelapi.FakeCUDAShared)
 
 
-_lock_simulated_shared_arrays()
+after_cuda_loads(_lock_simulated_shared_arrays)
 
 
 def yielding_block_thread(thread_class):
@@ -119,7 +183,7 @@ def _yield_in_simulated_blocks() -> None:
         kernel.BlockThread = yielding_block_thread(kernel.BlockThread)
 
 
-_yield_in_simulated_blocks()
+after_cuda_loads(_yield_in_simulated_blocks)
 
 
 def unload_once(unload):
@@ -158,13 +222,15 @@ def _unload_each_kernel_library_once() -> None:
         pass
 
 
-_unload_each_kernel_library_once()
+after_cuda_loads(_unload_each_kernel_library_once)
 
 
 def _install_kernel_cache() -> None:
     from numba_cuzk import kernel_cache
 
     kernel_cache.install()
+    after_cuda_loads(kernel_cache.install_cuda)
 
 
 _install_kernel_cache()
+_load_numba_cuda_lazily()

@@ -16,13 +16,34 @@ def simulator_enabled() -> bool:
 
 
 def cuda_available() -> bool:
-    """True if Numba sees a real GPU (driver and NVVM load); False in the simulator."""
-    if simulator_enabled():
+    """True if Numba sees a real GPU (driver and NVVM load); False in the simulator, and
+    where the driver's library does not load at all, without loading numba.cuda (whose
+    import, ~0.4 s, a machine without a GPU need not pay: _compat item 7)."""
+    if simulator_enabled() or not _driver_loads():
         return False
     try:
         return bool(cuda.is_available())
     except Exception:  # a broken driver or toolkit install means "no GPU" here
         return False
+
+
+def _driver_loads() -> bool:
+    """Whether the CUDA driver's library (libcuda, installed with the NVIDIA driver) loads:
+    dlopen by the names numba-cuda's bindings use; NUMBA_CUDA_DRIVER (a path of the user's)
+    is numba's to try."""
+    import ctypes
+    import os
+    import sys
+
+    if os.environ.get("NUMBA_CUDA_DRIVER") or not sys.platform.startswith("linux"):
+        return True
+    for name in ("libcuda.so.1", "libcuda.so"):
+        try:
+            ctypes.CDLL(name)
+        except OSError:
+            continue
+        return True
+    return False
 
 
 def backend_name() -> str:

@@ -227,7 +227,7 @@ def _save_locked(save):
     return save_entry
 
 
-def _distinct_function_ids() -> None:
+def _distinct_function_ids(bytecode) -> None:
     """Number this process's compiled functions from a random 48-bit start, in numba and
     numba-cuda. A function's mangled name is its qualname, argument types and a per-process
     counter; a callee linked into a cached entry keeps its name (linkonce_odr), so when a
@@ -236,19 +236,11 @@ def _distinct_function_ids() -> None:
     point_ops' per-curve closures (G1's and G2's xyzz_add_mixed, one qualname, the same
     argument types) or field/target's forwarder lambdas. Seen as G2 MSMs on the CPU that
     returned the identity after two compile processes shared a folder (3 of 18 rounds; the
-    CPU proofs inside `numba-cuzk compile` that did not verify)."""
+    CPU proofs inside `numba-cuzk compile` that did not verify). ``bytecode``: numba's
+    module of that name, or numba-cuda's."""
     import secrets
 
-    from numba.core import bytecode
-
-    modules = [bytecode]
-    try:
-        from numba.cuda.core import bytecode as cuda_bytecode
-        modules.append(cuda_bytecode)
-    except ImportError:
-        pass
-    for module in modules:
-        module.FunctionIdentity._unique_ids = itertools.count(secrets.randbits(48))
+    bytecode.FunctionIdentity._unique_ids = itertools.count(secrets.randbits(48))
 
 
 CPU_ISA_ENV = "NUMBA_CUZK_CPU_ISA"  # "portable" (default) or "host"
@@ -286,31 +278,41 @@ def _target_cpu_isa() -> None:
 
 
 def install() -> None:
-    """Put the package locator first in numba's (CPU) and numba-cuda's lists, and make
-    their saves into our folder safe across processes; compile the CPU kernels for
-    cpu_isa(). Run once, by numba_cuzk._compat, before any kernel is defined."""
-    from numba.core import caching as cpu_caching
+    """Put the package locator first in numba's (CPU) list, and make its saves into our
+    folder safe across processes; compile the CPU kernels for cpu_isa(). Run once, by
+    numba_cuzk._compat, before any kernel is defined; install_cuda once numba.cuda loads."""
+    from numba.core import bytecode, caching
     from numba.core.runtime import rtsys
 
-    _distinct_function_ids()
+    _distinct_function_ids(bytecode)
     _target_cpu_isa()
-    cpu_caching.Cache.load_overload = _load_without_refresh(cpu_caching.Cache.load_overload, rtsys.initialize)
-    modules = [cpu_caching]
+    caching.Cache.load_overload = _load_without_refresh(caching.Cache.load_overload, rtsys.initialize)
+    _locate_in_package(caching)
+
+
+def install_cuda() -> None:
+    """install() for numba-cuda: its function ids and its cache locator (a numba-cuda
+    without its own bytecode or caching module uses numba's)."""
     try:
-        from numba.cuda.core import caching as cuda_caching
-        modules.append(cuda_caching)
-        cuda_caching.Cache.load_overload = _load_without_refresh(cuda_caching.Cache.load_overload)
-    except ImportError:  # a numba-cuda without its own caching module uses numba's
-        pass
-    for caching in modules:
-        base = getattr(caching, "_CacheLocator")
-        locator = type("PackageLocator", (_PackageLocatorMixin, base), {})
-        impl = caching.CacheImpl if hasattr(caching, "CacheImpl") else caching._CacheImpl
-        impl._locator_classes = [locator] + [c for c in impl._locator_classes if c.__name__ != "PackageLocator"]
-        for name in ("load_overload", "save_overload"):
-            setattr(caching.Cache, name, _or_warning(getattr(caching.Cache, name)))
-        if not getattr(caching.IndexDataCacheFile.save, "locked", False):  # a second lock would wait on the first
-            caching.IndexDataCacheFile.save = _save_locked(caching.IndexDataCacheFile.save)
+        from numba.cuda.core import bytecode, caching
+    except ImportError:
+        return
+    _distinct_function_ids(bytecode)
+    caching.Cache.load_overload = _load_without_refresh(caching.Cache.load_overload)
+    _locate_in_package(caching)
+
+
+def _locate_in_package(caching) -> None:
+    """``caching`` (numba's module or numba-cuda's) looks in our folder first, and its
+    loads and saves fail with a warning, its index saves under a lock."""
+    base = getattr(caching, "_CacheLocator")
+    locator = type("PackageLocator", (_PackageLocatorMixin, base), {})
+    impl = caching.CacheImpl if hasattr(caching, "CacheImpl") else caching._CacheImpl
+    impl._locator_classes = [locator] + [c for c in impl._locator_classes if c.__name__ != "PackageLocator"]
+    for name in ("load_overload", "save_overload"):
+        setattr(caching.Cache, name, _or_warning(getattr(caching.Cache, name)))
+    if not getattr(caching.IndexDataCacheFile.save, "locked", False):  # a second lock would wait on the first
+        caching.IndexDataCacheFile.save = _save_locked(caching.IndexDataCacheFile.save)
 
 
 def specialize(template: Callable, name: str, **bindings) -> types.FunctionType:
@@ -333,29 +335,53 @@ _record_launch: Callable[[str, tuple], None] | None = None  # record_launches():
 
 
 class GpuKernel:
-    """A ``cuda.jit`` dispatcher, launched as usual: ``kernel[grid, block, stream](*args)``.
+    """A ``cuda.jit`` dispatcher, made at its first use (defining a kernel loads no
+    numba.cuda: _compat item 7), launched as usual: ``kernel[grid, block, stream](*args)``.
     Under ``compile_only(names)`` a launch compiles the kernel for its arguments (as the
     launch would) if it is named, skips it otherwise, and runs nothing: so one process
     compiles one heavy kernel of a pipeline while others compile the rest."""
 
-    def __init__(self, dispatcher):
-        self.dispatcher = dispatcher
-        self.__doc__ = dispatcher.__doc__
+    def __init__(self, fn: Callable, options: dict):
+        self.py_func, self._options = fn, options
+        self._dispatcher = None
+        self._lock = threading.Lock()
+        self.__doc__ = fn.__doc__
+
+    @property
+    def dispatcher(self):
+        with self._lock:
+            if self._dispatcher is None:
+                from numba import config, cuda
+
+                self._dispatcher = cuda.jit(cache=not config.ENABLE_CUDASIM, **self._options)(self.py_func)
+            return self._dispatcher
+
+    @property
+    def stats(self):
+        """numba's cache counters; None before the first use (nothing compiled or loaded)."""
+        return None if self._dispatcher is None else getattr(self._dispatcher, "stats", None)
 
     def __getitem__(self, config):
         if _record_launch is not None:
-            record, name = _record_launch, self.dispatcher.py_func.__qualname__
+            record, name = _record_launch, self.py_func.__qualname__
             return lambda *args: record(name, args)
         if _compile_only is None:
             return self.dispatcher[config]
         return self._compile
 
     def _compile(self, *args) -> None:
-        if self.dispatcher.py_func.__qualname__ in _compile_only:
+        if self.py_func.__qualname__ in _compile_only:
             self.dispatcher._compile_for_args(*args)
 
     def __getattr__(self, name):
+        if name in ("py_func", "_options", "_dispatcher", "_lock"):  # an instance not made by __init__ (a copy)
+            raise AttributeError(name)
         return getattr(self.dispatcher, name)
+
+
+def registered(dispatcher) -> bool:
+    """Whether ``dispatcher`` (a numba event's) is one of the registry's kernels."""
+    return any(dispatcher is kernel or dispatcher is getattr(kernel, "_dispatcher", None) for kernel in _KERNELS)
 
 
 @contextlib.contextmanager
@@ -384,14 +410,21 @@ def record_launches(record: Callable[[str, tuple], None]):
 def gpu_kernel(fn: Callable | None = None, **options):
     """``cuda.jit(cache=True, **options)`` as a GpuKernel, listed for compile_stats. In the
     simulator (no machine code) there is nothing to cache."""
-    from numba import config, cuda
-
     def decorate(f):
-        kernel = cuda.jit(cache=not config.ENABLE_CUDASIM, **options)(f)
+        kernel = GpuKernel(f, options)
         _KERNELS.append(kernel)
-        return GpuKernel(kernel)
+        return kernel
 
     return decorate(fn) if fn is not None else decorate
+
+
+def gpu_device(fn: Callable) -> Callable:
+    """A device function of the GPU kernels (barriers, shared arrays): ``njit``, which
+    numba-cuda compiles for CUDA where a kernel calls it (as it does mont.device's), so
+    that defining it loads no numba.cuda (_compat item 7). Never called on the CPU."""
+    from numba import njit
+
+    return njit(fn)
 
 
 class CpuKernel:

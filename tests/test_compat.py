@@ -109,3 +109,33 @@ def test_a_simulated_block_yields_the_gil_and_keeps_its_barrier(monkeypatch):
     cuda.jit(_reverse_in_shared)[1, 64](values, out)
     assert np.array_equal(out, values[::-1])
     assert yields and set(yields) == {0}
+
+
+LAZY_CUDA = """
+import json, sys, types
+from numba_cuzk import _compat
+ran = []
+_compat.after_cuda_loads(lambda: ran.append(sys.modules["numba.cuda"].__name__))
+from numba import cuda
+before = [_compat.cuda_loaded(), list(ran)]
+cuda.jit  # the first read of an attribute
+after = [_compat.cuda_loaded(), list(ran), cuda is sys.modules["numba.cuda"], type(cuda) is types.ModuleType]
+_compat.after_cuda_loads(lambda: ran.append("late"))
+print(json.dumps([before, after, ran]))
+"""
+
+
+def test_numba_cuda_runs_at_its_first_use_then_the_hooks():
+    """_compat item 7 in a fresh process: `from numba import cuda` binds the module without
+    running it; the first attribute read runs it, in place, then the hooks; a hook added
+    later runs at once."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", LAZY_CUDA], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    before, after, ran = json.loads(done.stdout.strip().splitlines()[-1])
+    assert before == [False, []]
+    assert after == [True, ["numba.cuda"], True, True]
+    assert ran == ["numba.cuda", "late"]

@@ -117,3 +117,19 @@ def test_every_numba_import_is_patched_first():
 ])
 def test_the_patch_check_catches_an_unpatched_import(source, bad):
     assert bool(unpatched_numba_imports(source)) == bad
+
+
+def test_a_machine_without_a_gpu_driver_never_loads_numba_cuda():
+    """backend.cuda_available() is False where libcuda does not load, and numba.cuda (~0.4 s
+    to import) stays unloaded: the CPU backend's processes on a machine without a GPU."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        pytest.skip("this machine has a CUDA driver")
+    except OSError:
+        pass
+    code = ("import json, os\nos.environ.pop('NUMBA_ENABLE_CUDASIM', None)\n"
+            "from numba_cuzk import _compat, backend\n"
+            "print(json.dumps([backend.cuda_available(), backend.backend_name(), _compat.cuda_loaded()]))")
+    assert _subprocess(code) == [False, "cpu", False]

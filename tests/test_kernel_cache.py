@@ -22,10 +22,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PROOF = """
 import json
-from numba_cuzk import kernel_cache
+from numba_cuzk import _compat, kernel_cache
 from tests.engine.keys import prove_stored
 prove_stored(gpu={gpu})
-print(json.dumps(kernel_cache.compile_stats() | {{"folder": str(kernel_cache.cache_dir())}}))
+print(json.dumps(kernel_cache.compile_stats() | {{"folder": str(kernel_cache.cache_dir()),
+                                                  "cuda_loaded": _compat.cuda_loaded()}}))
 """
 
 CONVERSION = """
@@ -67,13 +68,14 @@ def run(script: str, cache: Path, root: Path = ROOT, simulator: bool = False) ->
 def test_second_process_compiles_nothing():
     """A proof's CPU kernels, once compiled into the folder (here by this test process,
     which checks and proves the stored key's circuit as PROOF does, or had them already),
-    are all a fresh process needs: it loads them and compiles none. (Compiling them into
-    an empty folder in a first fresh process cost CI ~130 s; the compile into an empty
-    folder is the next two cases'.)"""
+    are all a fresh process needs: it loads them and compiles none, and it never loads
+    numba.cuda (_compat item 7). (Compiling them into an empty folder in a first fresh
+    process cost CI ~130 s; the compile into an empty folder is the next two cases'.)"""
     prove_stored(gpu=False)
     second, _ = run(PROOF.format(gpu=False), kernel_cache.cache_root())
     assert second["folder"] == str(kernel_cache.cache_dir())  # the folder this process compiled into
     assert second["compiled"] == 0 and second["loaded"] > 0, second
+    assert second["cuda_loaded"] is False, "a proof on the CPU loaded numba.cuda"
 
 
 @pytest.mark.gpu

@@ -63,9 +63,9 @@ def _uncached_cpu_kernels() -> int:
     from numba_cuzk.commands.kernel_report import is_cpu_kernel
 
     missing = 0
-    for kernel in list(kernel_cache._KERNELS):
+    for kernel in [k for k in kernel_cache._KERNELS if is_cpu_kernel(k)]:
         index = getattr(getattr(getattr(kernel, "_cache", None), "_cache_file", None), "_index_path", None)
-        if is_cpu_kernel(kernel) and (index is None or "cpu" not in kernel_cache._index_targets(index)):
+        if index is None or "cpu" not in kernel_cache._index_targets(index):
             missing += 1
     return missing
 
@@ -85,7 +85,7 @@ class _CompileNotice:
 
     def on_start(self, event) -> None:
         dispatcher = event.data["dispatcher"]
-        if not any(dispatcher is k for k in kernel_cache._KERNELS):
+        if not kernel_cache.registered(dispatcher):
             return
         with self.lock:
             self.started[id(dispatcher)] = time.perf_counter()

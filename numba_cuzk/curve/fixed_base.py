@@ -34,7 +34,6 @@ import numpy as np
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda, int64, prange
 from numba.core import extending as cpu_extending
-from numba.cuda import extending as cuda_extending
 
 from numba_cuzk.curve import layout
 from numba_cuzk.curve.kernels import _launch, to_affine
@@ -44,7 +43,7 @@ from numba_cuzk.curve.reference import Curve
 from numba_cuzk.field.mont import device, fr_ops
 from numba_cuzk.field.params import FR
 from numba_cuzk.field.scalars import bits, load_scalar
-from numba_cuzk.field.target import is_device_array, local_u32, pair_function
+from numba_cuzk.field.target import cuda_overload, is_device_array, local_u32, pair_function
 from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel, specialize
 
 WINDOW = 8  # bits per digit: 32 additions per point, an 8192-entry table
@@ -178,7 +177,7 @@ def _table_entry(buf, table, col):
 
 
 cpu_extending.overload(_table_entry)(lambda buf, table, col: lambda buf, table, col: _copy_column(buf, table, col))
-cuda_extending.overload(_table_entry, inline="always")(lambda buf, table, col: lambda buf, table, col: table[:, col])
+cuda_overload(_table_entry, inline="always")(lambda buf, table, col: lambda buf, table, col: table[:, col])
 
 
 # The three templates below read ``body`` (_body's per-point function), which

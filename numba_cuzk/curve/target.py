@@ -28,10 +28,9 @@ from llvmlite import binding as llvm
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import carray, cfunc, njit, types
 from numba.core import extending as cpu_extending
-from numba.cuda import extending as cuda_extending
 
 from numba_cuzk.field.mont import device
-from numba_cuzk.field.target import forwarder
+from numba_cuzk.field.target import cuda_overload, forwarder
 from numba_cuzk.kernel_cache import add_cpu_preload, specialize
 
 _U32_PTR = types.CPointer(types.uint32)
@@ -65,7 +64,7 @@ def split(fn: Callable) -> Callable:
     stub = forwarder(outlined, arity)  # what plain Python (simulator kernels) calls
     forward_cpu, forward_cuda = forwarder(outlined, arity), forwarder(inlined, arity)
     cpu_extending.overload(stub)(forwarder(lambda *args: forward_cpu, arity))
-    cuda_extending.overload(stub, jit_options=_INLINE)(forwarder(lambda *args: forward_cuda, arity))
+    cuda_overload(stub, jit_options=_INLINE)(forwarder(lambda *args: forward_cuda, arity))
     return stub
 
 
@@ -139,7 +138,7 @@ def field_call(fn: Callable, arity: int, limbs: int) -> Callable:
                 return lambda out, a: external(_data_pointer(out), _data_pointer(a))
             return lambda out, a: fallback(out, a)
 
-        cuda_extending.overload(stub, jit_options=_INLINE)(lambda out, a: lambda out, a: fn(out, a))
+        cuda_overload(stub, jit_options=_INLINE)(lambda out, a: lambda out, a: fn(out, a))
     else:
         def stub(out, a, b):
             fallback(out, a, b)
@@ -150,6 +149,6 @@ def field_call(fn: Callable, arity: int, limbs: int) -> Callable:
                 return lambda out, a, b: external(_data_pointer(out), _data_pointer(a), _data_pointer(b))
             return lambda out, a, b: fallback(out, a, b)
 
-        cuda_extending.overload(stub, jit_options=_INLINE)(lambda out, a, b: lambda out, a, b: fn(out, a, b))
+        cuda_overload(stub, jit_options=_INLINE)(lambda out, a, b: lambda out, a, b: fn(out, a, b))
     cpu_extending.overload(stub)(cpu_impl)
     return stub

@@ -502,12 +502,19 @@ def opaque(x):
 
 
 def _register_opaque() -> None:
+    from numba_cuzk import _compat  # noqa: I001  (numba patched before its first use)
+    from numba.core import extending
+
+    extending.overload(opaque)(lambda x: lambda x: x)
+    _compat.after_cuda_loads(_register_opaque_cuda)
+
+
+def _register_opaque_cuda() -> None:
     from llvmlite import ir
     from numba import types
-    from numba.core import extending as cpu_extending
-    from numba.cuda import extending as cuda_extending
+    from numba.cuda import extending
 
-    @cuda_extending.intrinsic
+    @extending.intrinsic
     def _opaque_u32(typingctx, x):
         if x != types.uint32:
             return None
@@ -519,8 +526,7 @@ def _register_opaque() -> None:
 
         return types.uint32(x), codegen
 
-    cpu_extending.overload(opaque)(lambda x: lambda x: x)
-    cuda_extending.overload(opaque)(lambda x: lambda x: _opaque_u32(x))
+    extending.overload(opaque)(lambda x: lambda x: _opaque_u32(x))
 
 
 _register_opaque()

@@ -20,19 +20,18 @@ products for benchmarks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Callable
 
 import numpy as np
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import int64, njit, uint32, uint64
 from numba.core import extending as cpu_extending
-from numba.cuda import extending as cuda_extending
 
 from numba_cuzk.field import carry
 from numba_cuzk.field.carry import opaque
 from numba_cuzk.field.params import FQ, FR, FieldParams
-from numba_cuzk.field.target import local_u32
+from numba_cuzk.field.target import cuda_overload, local_u32
 from numba_cuzk.field.wide import wide_ops
 
 _MASK = np.uint64(0xFFFFFFFF)
@@ -103,12 +102,12 @@ def _limb_tuple(value: int, n: int) -> tuple:
     return tuple(np.uint32((value >> (32 * j)) & 0xFFFFFFFF) for j in range(n))
 
 
-def _by_target(name: str, portable: Callable, cuda_impl: Callable | None, cpu_impl: Callable | None,
+def _by_target(name: str, portable: Callable, cuda_impl: Callable[[], Callable], cpu_impl: Callable | None,
                arity: int) -> Callable:
-    """A function ``name`` that is ``cuda_impl`` inside CUDA kernels, ``cpu_impl`` in CPU
-    code and ``portable`` where either is None and when called from Python (the
-    simulator); named beside ``portable`` (curve/target.py names CPU symbols after it)."""
-    cuda_impl = cuda_impl or portable
+    """A function ``name`` that is ``cuda_impl()`` inside CUDA kernels (made where a kernel
+    first calls it: an intrinsic needs numba.cuda), ``cpu_impl`` in CPU code (``portable``
+    where None), and ``portable`` when called from Python (the simulator); named beside
+    ``portable`` (curve/target.py names CPU symbols after it)."""
     cpu_impl = cpu_impl or portable
     if arity == 3:
 
@@ -119,7 +118,8 @@ def _by_target(name: str, portable: Callable, cuda_impl: Callable | None, cpu_im
             return lambda out, a, b: cpu_impl(out, a, b)
 
         def cuda_typer(out, a, b):
-            return lambda out, a, b: cuda_impl(out, a, b)
+            impl = cuda_impl()
+            return lambda out, a, b: impl(out, a, b)
 
     else:
 
@@ -130,10 +130,11 @@ def _by_target(name: str, portable: Callable, cuda_impl: Callable | None, cpu_im
             return lambda out, a: cpu_impl(out, a)
 
         def cuda_typer(out, a):
-            return lambda out, a: cuda_impl(out, a)
+            impl = cuda_impl()
+            return lambda out, a: impl(out, a)
 
     cpu_extending.overload(stub)(cpu_typer)
-    cuda_extending.overload(stub)(cuda_typer)
+    cuda_overload(stub)(cuda_typer)
     stub.__name__ = name
     stub.__qualname__ = f"{portable.__qualname__.rpartition('.')[0]}.{name}"
     return stub
@@ -383,15 +384,15 @@ def montgomery(params: FieldParams) -> PrimeFieldOps:
     portable = _modular_ops(N, P, P2, limbs["is_zero"])
     portable.update(_cios_ops(N, P, np.uint64(params.n0), portable["reduce_once"]))
     cpu = wide_ops(params)
-    add = _by_target("add", portable["add"], carry.intrinsic(params, "add"), cpu["add"], 3)
-    sub = _by_target("sub", portable["sub"], carry.intrinsic(params, "sub"), cpu["sub"], 3)
-    neg = _by_target("neg", portable["neg"], carry.intrinsic(params, "neg"), cpu["neg"], 2)
-    mul = _by_target("mul", portable["mul_cios"], carry.intrinsic(params, "mul"), cpu["mul"], 3)
-    sqr = _by_target("sqr", portable["sqr_cios"], carry.intrinsic(params, "sqr"), cpu["sqr"], 2)
-    add_lazy = _by_target("add_lazy", portable["add_lazy"], carry.intrinsic(params, "add_lazy"), cpu["add"], 3)
-    sub_lazy = _by_target("sub_lazy", portable["sub_lazy"], carry.intrinsic(params, "sub_lazy"), cpu["sub"], 3)
-    mul_lazy = _by_target("mul_lazy", portable["mul_lazy"], carry.intrinsic(params, "mul_lazy"), cpu["mul"], 3)
-    reduce_once = _by_target("reduce_once", portable["reduce_once"], carry.intrinsic(params, "reduce"), None, 2)
+    add = _by_target("add", portable["add"], partial(carry.intrinsic, params, "add"), cpu["add"], 3)
+    sub = _by_target("sub", portable["sub"], partial(carry.intrinsic, params, "sub"), cpu["sub"], 3)
+    neg = _by_target("neg", portable["neg"], partial(carry.intrinsic, params, "neg"), cpu["neg"], 2)
+    mul = _by_target("mul", portable["mul_cios"], partial(carry.intrinsic, params, "mul"), cpu["mul"], 3)
+    sqr = _by_target("sqr", portable["sqr_cios"], partial(carry.intrinsic, params, "sqr"), cpu["sqr"], 2)
+    add_lazy = _by_target("add_lazy", portable["add_lazy"], partial(carry.intrinsic, params, "add_lazy"), cpu["add"], 3)
+    sub_lazy = _by_target("sub_lazy", portable["sub_lazy"], partial(carry.intrinsic, params, "sub_lazy"), cpu["sub"], 3)
+    mul_lazy = _by_target("mul_lazy", portable["mul_lazy"], partial(carry.intrinsic, params, "mul_lazy"), cpu["mul"], 3)
+    reduce_once = _by_target("reduce_once", portable["reduce_once"], partial(carry.intrinsic, params, "reduce"), None, 2)
     derived = _derived_ops(N, _limb_tuple(params.r2, N), P_MINUS_2, limbs["copy"], limbs["set_one"], add, mul, sqr)
     return PrimeFieldOps(
         params=params, limbs=N, **limbs, add=add, sub=sub, neg=neg, mul=mul, sqr=sqr, reduce_once=reduce_once,

@@ -8,6 +8,8 @@ same way for both are collected here:
   is ``cuda.local.array``; on the CPU a stack ``alloca`` (``np.empty`` would be a heap
   allocation per field operation, ~10x the cost of a product). Called from plain Python
   (simulator kernels) it returns a numpy array.
+- ``cuda_overload(fn)``: an overload for the CUDA target, registered when numba.cuda
+  loads (_compat item 7), so that a process on the CPU never loads it;
 - ``is_device_array(x)``: whether host wrappers should launch a kernel or a CPU loop;
   ``fill_zero``: zeroing an array where it lives (a device memset on the GPU);
   ``sync_event``: an event for ordering streams (the simulator's takes no options).
@@ -23,11 +25,26 @@ from typing import Callable
 
 import numpy as np
 from llvmlite import ir
-from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
+from numba_cuzk import _compat  # noqa: I001  (numba patched before its first use)
 from numba import config, cuda, int32, njit, types, uint32
 from numba.core import cgutils
 from numba.core import extending as cpu_extending
-from numba.cuda import extending as cuda_extending
+
+
+def cuda_overload(fn: Callable, **options) -> Callable:
+    """Decorator: ``numba.cuda.extending.overload(fn, **options)`` of the typer, registered
+    once numba.cuda loads (_compat.after_cuda_loads), so that defining it loads nothing;
+    the typer is returned as it is."""
+    def decorate(typer: Callable) -> Callable:
+        def register() -> None:
+            from numba.cuda import extending
+
+            extending.overload(fn, **options)(typer)
+
+        _compat.after_cuda_loads(register)
+        return typer
+
+    return decorate
 
 
 def local_u32(n: int) -> np.ndarray:
@@ -71,7 +88,7 @@ def _local_u32_cpu(n):
         return lambda n: _stack_u32(n)
 
 
-@cuda_extending.overload(local_u32, inline="always")
+@cuda_overload(local_u32, inline="always")
 def _local_u32_cuda(n):
     size = _literal_size(n)
     if size is not None:
@@ -132,7 +149,7 @@ def pair_function(fn: Callable) -> Callable:
     Python calls it (a simulated kernel's thread): code that calls pair_exchange."""
     arity = len(inspect.signature(fn).parameters)
     stub, forward = forwarder(fn, arity), forwarder(njit(forceinline=True)(fn), arity)
-    cuda_extending.overload(stub, jit_options={"forceinline": True})(forwarder(lambda *args: forward, arity))
+    cuda_overload(stub, jit_options={"forceinline": True})(forwarder(lambda *args: forward, arity))
     return stub
 
 
@@ -141,7 +158,7 @@ def pair_lane() -> int:
     return threading.current_thread().thread_id & 1
 
 
-@cuda_extending.overload(pair_lane, inline="always")
+@cuda_overload(pair_lane, inline="always")
 def _pair_lane_cuda():
     return lambda: cuda.laneid & 1
 
@@ -181,7 +198,7 @@ def _exchange(x):
     return other
 
 
-@cuda_extending.overload(pair_exchange, inline="always")
+@cuda_overload(pair_exchange, inline="always")
 def _pair_exchange_cuda(x):
     def exchange(x):
         mask = uint32(3) << uint32(cuda.laneid & 30)  # the pair only: other pairs of the warp may diverge
@@ -189,7 +206,7 @@ def _pair_exchange_cuda(x):
     return exchange
 
 
-@cuda_extending.overload(pair_swap, inline="always")
+@cuda_overload(pair_swap, inline="always")
 def _pair_swap_cuda(out, a):
     def swap(out, a):
         mask = uint32(3) << uint32(cuda.laneid & 30)

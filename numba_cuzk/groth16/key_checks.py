@@ -8,9 +8,10 @@ record for the file's hash skips the checks:
     pk = load_checked_key("c.zkey")       # a record for these bytes: read trusted, no checks
     prover = Prover(pk)                   # else the Prover checks its copy, then records it
 
-Records live in ``<kernel_cache.cache_root()>/keys/<sha256 of the file>.json``: the file's
-digest and size, and the checker's version (CHECKER_VERSION: a hash of the sources that read
-and check a key, and of numba's version). A record is trusted only if its digest is the file's
+Records live in ``<kernel_cache.cache_root()>/keys/<sha256 of the file>.<checker>.json``: the
+file's digest and size, and the checker's version (CHECKER_VERSION: a hash of the sources that
+read and check a key, and of numba's version), so two versions of the package on one machine
+keep a record each. A record is trusted only if its digest is the file's
 digest now, its size the file's size, and its checker this one: an edited byte, a record
 copied to another file's name, or a new checker all check again. Only passing checks are
 recorded. The digest is taken before the key is read and again after its checks pass; a file
@@ -68,14 +69,15 @@ def file_digest(path: PathLike) -> tuple[str, int]:
         return hashlib.file_digest(f, DIGEST).hexdigest(), os.fstat(f.fileno()).st_size
 
 
-def _record_path(digest: str) -> Path:
-    return records_dir() / f"{digest}.json"
+def record_path(digest: str) -> Path:
+    """Where this checker keeps the record of a file of ``digest``."""
+    return records_dir() / f"{digest}.{CHECKER_VERSION}.json"
 
 
 def is_recorded(digest: str, size: int) -> bool:
     """True if a record says a file of this digest and size passed this checker's checks."""
     try:
-        record = json.loads(_record_path(digest).read_text())
+        record = json.loads(record_path(digest).read_text())
     except (OSError, ValueError):
         return False
     return (isinstance(record, dict) and record.get("format") == RECORD_FORMAT and record.get("digest") == digest
@@ -93,7 +95,7 @@ def record_checked(path: PathLike, digest: str, size: int) -> bool:
               "checker": CHECKER_VERSION, "points_checked": True, "file": os.path.abspath(path)}
     try:
         records_dir().mkdir(parents=True, exist_ok=True)
-        with atomic_write(_record_path(digest)) as f:
+        with atomic_write(record_path(digest)) as f:
             f.write(json.dumps(record).encode())
     except OSError:
         return False

@@ -42,7 +42,7 @@ from numba_cuzk.curve.params import G1, G2, CurveParams
 from numba_cuzk.curve.points import point_ops
 from numba_cuzk.field.target import local_u32
 from numba_cuzk.field.scalars import N, load_scalar
-from numba_cuzk.kernel_cache import gpu_kernel, specialize
+from numba_cuzk.kernel_cache import gpu_device, gpu_kernel, specialize
 from numba_cuzk.msm.digits import KIND_ONE, KIND_OTHER, scalar_kind, signed_digit
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
@@ -106,7 +106,7 @@ def scan(counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets):
         _scan_window(counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets, totals, w, t, start, stop)
 
 
-@cuda.jit(device=True)
+@gpu_device
 def partials(offset, count, chunk):
     """Runs of ``chunk`` entries (run r: entries [r chunk, (r+1) chunk) of the window) that
     a bucket of ``count`` entries from ``offset`` on overlaps: its partial sums."""
@@ -115,7 +115,7 @@ def partials(offset, count, chunk):
     return (offset + count - 1) // chunk - offset // chunk + 1
 
 
-@cuda.jit(device=True)
+@gpu_device
 def block_prefix(totals, t, value):
     """This thread's exclusive prefix of ``value`` over a block of SCAN_THREADS (Hillis-Steele
     over the shared ``totals``, SCAN_THREADS int32); every thread must call it."""
@@ -137,7 +137,7 @@ def block_prefix(totals, t, value):
     return prefix
 
 
-@cuda.jit(device=True)
+@gpu_device
 def _scan_window(counts, chunk, offsets, cursors, chunk_offsets, chunk_buckets, totals, w, t, start, stop):
     # three passes over this thread's buckets: their entries (prefix: the first bucket's
     # offset), their partials (which need the offsets), then the writes
@@ -183,7 +183,7 @@ def scatter(scalars, montgomery, c, first, stop, kinds, offsets, cursors, entrie
         scatter_digits(k, c, first, stop, uint32(i), offsets, cursors, entries)
 
 
-@cuda.jit(device=True)
+@gpu_device
 def scatter_digits(k, c, first, stop, index, offsets, cursors, entries):
     """Scalar ``k``'s (N uint32 limbs, canonical) entries for windows first <= w < stop:
     ``index`` (uint32, its base) | (d_w < 0) << 31 at the next slot of bucket |d_w| - 1,
@@ -226,7 +226,7 @@ dbl = None  # PointOps.xyzz_dbl(out, p), dbl-2008-s-1
 # two equal sums): the addition's own doubling branch would be a second dbl site.
 
 
-@cuda.jit(device=True)
+@gpu_device
 def entry(entries, kinds, w, s):
     """(base index, negative digit, last of its bucket, adds its base) of entry s of window
     w; w < 0: scalar s of the 0/1 path."""
@@ -236,7 +236,7 @@ def entry(entries, kinds, w, s):
     return int64(s), False, False, kinds[s] == KIND_ONE
 
 
-@cuda.jit(device=True)
+@gpu_device
 def run_partial(offsets, chunk_offsets, w, r, start, chunk, max_chunks):
     """The points column of run r's first partial sum (window w, its first entry
     ``start``): w * max_chunks + the first partial of start's bucket lo + the run's rank
@@ -321,7 +321,7 @@ def accumulate(bases, entries, offsets, chunk_offsets, chunk, kinds, ones_per, o
                 xyzz_set_identity(acc)
 
 
-@cuda.jit(device=True)
+@gpu_device
 def _reduce_items(segments, windows, max_chunks, first_items, count_items):
     """reduce's items in its mode: windows x segments, windows x max_chunks (combine), or
     the level's groups."""
@@ -332,7 +332,7 @@ def _reduce_items(segments, windows, max_chunks, first_items, count_items):
     return first_items + (windows - 1) * count_items
 
 
-@cuda.jit(device=True)
+@gpu_device
 def _segment_item(item, segments, buckets, tmp0, seg0):
     """Segment mode's item (w, t): (w, lo, ACC's slot, TOT's, Y's, its top bucket, its
     result's slot)."""

@@ -32,7 +32,6 @@ from typing import Callable, ContextManager
 import numpy as np
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda
-from numba.cuda.cudadrv import driver
 
 from numba_cuzk.curve.params import CurveParams
 from numba_cuzk.curve.point_major import is_point_major, point_major
@@ -43,6 +42,8 @@ from numba_cuzk.msm.pippenger import Bases, Workspace, WindowSums, _check_points
 def _page_locked(points: np.ndarray) -> bool:
     """Whether ``points`` lies in memory cuda.pinned_array allocated (resident setup's
     streamed queries): locked already, and registering it again is CUDA_ERROR_INVALID_VALUE."""
+    from numba.cuda.cudadrv import driver
+
     owner = points
     while isinstance(owner, np.ndarray):
         owner = owner.base

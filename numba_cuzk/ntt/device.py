@@ -42,10 +42,9 @@ import numpy as np
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import cuda, int64, uint32
 from numba.core import extending as cpu_extending
-from numba.cuda import extending as cuda_extending
 
 from numba_cuzk.field.mont import device, fr_ops
-from numba_cuzk.field.target import local_u32
+from numba_cuzk.field.target import cuda_overload, local_u32
 from numba_cuzk.ntt.domain import BLOCK_LOG, MAX_RADIX_LOG
 
 N = fr_ops.limbs
@@ -88,7 +87,7 @@ def _bit_reverse_cpu(k, bits):
     return lambda k, bits: _swap_bits(k, bits)
 
 
-@cuda_extending.overload(bit_reverse, inline="always")
+@cuda_overload(bit_reverse, inline="always")
 def _bit_reverse_cuda(k, bits):
     return lambda k, bits: int64(cuda.brev(uint32(k))) >> (32 - bits)
 

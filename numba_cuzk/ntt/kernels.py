@@ -27,7 +27,7 @@ import numpy as np
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda, int64, prange, uint32
 
-from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel
+from numba_cuzk.kernel_cache import cpu_kernel, gpu_device, gpu_kernel
 from numba_cuzk.ntt.device import (
     N, ROOT_SLOTS, SLOTS, block_load, block_stage, block_store, direct_store, load_roots, power_entry,
     radix4_group,
@@ -49,7 +49,7 @@ BUILD_THREADS = LAUNCH_THREADS
 ALIGN = None if config.ENABLE_CUDASIM else 16
 
 
-@cuda.jit(device=True)
+@gpu_device
 def block_origin(log_j):
     """(tid, stride, b, j0) of a pass block: the thread, the threads per block (the loops'
     stride), the vector of the batch and the block's first column."""
@@ -93,7 +93,7 @@ LAUNCH_THREADS_RADIX4 = 32 if config.ENABLE_CUDASIM else THREADS_RADIX4
 _RADIX4_OPTIONS = {} if config.ENABLE_CUDASIM else {"launch_bounds": (THREADS_RADIX4, 2)}
 
 
-@cuda.jit(device=True)
+@gpu_device
 def radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_j, log_ns, mode):
     """One pass of one block as radix-4 groups (device.radix4_group) at s = log_r mod 2,
     + 2, ..., log_r - 2, after one radix-2 stage (block_load, block_stage) if log_r is odd:
@@ -118,7 +118,7 @@ def radix4_pass_block(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log
         block_store(buf, dst, b, j0, post, tid, stride, log_n, log_r, log_j, log_ns, mode)
 
 
-@cuda.jit(device=True)
+@gpu_device
 def radix4_pass_fixed(buf, rt, src, dst, tw, pre, post, roots, log_n, log_r, log_ns, mode):
     """radix4_pass_block for an even log_r in [4, 8] given as a literal, with
     log_j = BLOCK_LOG - log_r: the groups written out one by one, so that every shift,

@@ -71,10 +71,10 @@ def test_a_record_copied_to_another_files_name_is_not_trusted(files, checks, tmp
     _prove(first, files, tmp_path)
     (record,) = (tmp_path / "records").iterdir()
     digest, _ = key_checks.file_digest(second)
-    shutil.copy(record, tmp_path / "records" / f"{digest}.json")  # "second passed" in first's words
+    shutil.copy(record, key_checks.record_path(digest))  # "second passed" in first's words
     _prove(second, files, tmp_path)
     assert len(checks) == 10
-    own = tmp_path / "records" / f"{digest}.json"  # written by that check
+    own = key_checks.record_path(digest)  # written by that check
     assert json.loads(own.read_text())["digest"] == digest
     own.write_text(json.dumps(json.loads(own.read_text()) | {"checker": "an older checker"}))
     _prove(second, files, tmp_path)
@@ -82,6 +82,19 @@ def test_a_record_copied_to_another_files_name_is_not_trusted(files, checks, tmp
     own.write_text("{")
     _prove(second, files, tmp_path)
     assert len(checks) == 20
+
+
+def test_two_checker_versions_keep_a_record_each(files, checks, tmp_path, monkeypatch):  # noqa: F811
+    """Two versions of the package on one machine (a daemon and a newer CLI, say) do not
+    evict each other's record, so neither checks the key again after its first time."""
+    zkey = tmp_path / "c.zkey"
+    shutil.copy(files["zkey"], zkey)
+    ours = key_checks.CHECKER_VERSION
+    for version, total in ((ours, 5), ("another", 10), (ours, 10), ("another", 10)):
+        monkeypatch.setattr(key_checks, "CHECKER_VERSION", version)
+        _prove(zkey, files, tmp_path)
+        assert len(checks) == total
+    assert len(list((tmp_path / "records").iterdir())) == 2
 
 
 def test_cli_recheck_checks_again(files, checks, tmp_path):  # noqa: F811
