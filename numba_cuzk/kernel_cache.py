@@ -421,9 +421,14 @@ def gpu_kernel(fn: Callable | None = None, **options):
 def gpu_device(fn: Callable) -> Callable:
     """A device function of the GPU kernels (barriers, shared arrays): ``njit``, which
     numba-cuda compiles for CUDA where a kernel calls it (as it does mont.device's), so
-    that defining it loads no numba.cuda (_compat item 7). Never called on the CPU."""
-    from numba import njit
+    that defining it loads no numba.cuda (_compat item 7). Never called on the CPU. In the
+    simulator, which runs it as Python beside its own ``cuda``, ``cuda.jit(device=True)``."""
+    from numba import config, njit
 
+    if config.ENABLE_CUDASIM:
+        from numba import cuda
+
+        return cuda.jit(device=True)(fn)
     return njit(fn)
 
 
