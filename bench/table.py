@@ -41,6 +41,7 @@ HEADLINE = [
     ("porep_kernel_ms_per_partition", "PoRep: kernel time per 2^27 partition in the engine"),
     ("serve_prove_log14", "`numba-cuzk serve`: a client process per 2^14 proof"),
     ("cold_prove_log14", "one-shot `numba-cuzk prove` of 2^14, a whole process, kernels cached"),
+    ("oneshot_prove_log14_cpu", "CPU backend: one-shot `numba-cuzk prove` of a 2^14 circom zkey, a whole process"),
     ("engine_s_per_proof_gw2", "engine: 10 partitions of 2^20 per proof"),
     ("prove_zkey_log16_cpu", "CPU backend: snarkjs zkey, 2^16 constraints"),
     ("snarkjs_prove_log16", "snarkjs 0.7.6 on the same zkey and machine"),
@@ -86,10 +87,13 @@ def latest_records() -> list[dict]:
 
 
 def same_call_peer(rec: dict) -> str:
+    """The record's peer where it was measured beside ours: "(same call)" (one device call)
+    or "(same run)" (one benchmark process, the two alternating)."""
     peer = rec.get("peer")
-    if not peer or "(same call)" not in peer["name"]:
+    tag = next((t for t in (" (same call)", " (same run)") if peer and t in peer["name"]), None)
+    if tag is None:
         return ""
-    return f"{peer['name'].replace(' (same call)', '')}: {peer['value']:.4g} {peer['unit']}"
+    return f"{peer['name'].replace(tag, '')}: {peer['value']:.4g} {peer['unit']}"
 
 
 def full_table() -> str:
