@@ -39,7 +39,7 @@ the project patches third-party modules. Those that concern numba-cuda run when 
    binds it without running it, and the first read of an attribute runs numba-cuda's
    package in place. The object stays the same, so numba's typing of ``cuda.grid`` finds
    the module it registered. The hooks of ``after_cuda_loads`` run right after it, before
-   that first read returns. Python 3.11's LazyLoader takes no lock, so the first read
+   that first read returns. Before Python 3.12 LazyLoader takes no lock, so the first read
    should come from one thread: backend.cuda_available(), which the GPU paths call first,
    where they are chosen.
 """
