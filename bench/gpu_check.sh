@@ -67,7 +67,7 @@
 #   timelines)
 # Every section that needs the kernel cache fills it with fill_kernel_cache: from $PREBUILT_ARCHIVE
 # when that is set (carry it: `numba-cuzk compile --targets cpu,sm_90 --archive .prebuilt/kernels.tar.gz`
-# on the CPU at the same commit, ~20 min on 2 cores) and the tiny GPU paths then compile nothing,
+# on the CPU at the same commit, ~4-5 min on 2 idle cores) and the tiny GPU paths then compile nothing,
 # else by `numba-cuzk compile`.
 # For each section: the real-GPU run of its kernel tests (pytest -m gpu), then its
 # benchmark, each stopped after $TEST_TIMEOUT / $BENCH_TIMEOUT seconds (default 300;

@@ -349,6 +349,8 @@ class GpuKernel:
 
     @property
     def dispatcher(self):
+        if self._dispatcher is not None:  # every launch: no lock once made
+            return self._dispatcher
         with self._lock:
             if self._dispatcher is None:
                 from numba import config, cuda

@@ -502,20 +502,29 @@ def opaque(x):
 
 
 def _register_opaque() -> None:
-    from numba_cuzk import _compat  # noqa: I001  (numba patched before its first use)
+    from numba_cuzk.field.target import cuda_overload  # noqa: I001  (numba patched there first)
     from numba.core import extending
 
     extending.overload(opaque)(lambda x: lambda x: x)
-    _compat.after_cuda_loads(_register_opaque_cuda)
+    cuda_overload(opaque)(_opaque_cuda)
 
 
-def _register_opaque_cuda() -> None:
+def _opaque_cuda(x):
+    """``opaque``'s CUDA typer: a move of x through an asm block."""
+    move = _opaque_u32()
+    return lambda x: move(x)
+
+
+@lru_cache(maxsize=None)
+def _opaque_u32():
+    """The CUDA intrinsic uint32 -> uint32 that ``opaque`` lowers to, made when a kernel
+    first types ``opaque`` (an intrinsic needs numba.cuda)."""
     from llvmlite import ir
     from numba import types
-    from numba.cuda import extending
+    from numba.cuda.extending import intrinsic
 
-    @extending.intrinsic
-    def _opaque_u32(typingctx, x):
+    @intrinsic
+    def opaque_u32(typingctx, x):
         if x != types.uint32:
             return None
 
@@ -526,7 +535,7 @@ def _register_opaque_cuda() -> None:
 
         return types.uint32(x), codegen
 
-    extending.overload(opaque)(lambda x: lambda x: _opaque_u32(x))
+    return opaque_u32
 
 
 _register_opaque()
