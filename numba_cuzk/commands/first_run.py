@@ -79,10 +79,6 @@ class _CompileNotice:
         self.bar: progress.Steps | None = None
         self.started: dict[int, float] = {}
 
-    @property
-    def stream(self):
-        return self._stream or sys.stderr  # the one at the time of printing (a CLI test swaps it)
-
     def on_start(self, event) -> None:
         dispatcher = event.data["dispatcher"]
         if not kernel_cache.registered(dispatcher):
@@ -91,9 +87,10 @@ class _CompileNotice:
             self.started[id(dispatcher)] = time.perf_counter()
             if self.bar is None:
                 missing = max(1, _uncached_cpu_kernels())
+                self.bar = progress.Steps("compiling kernels", missing, self._stream, live=False)
                 print(f"compiling kernels (the first run of this version here: up to {missing}, ~{CPU_KERNEL_S:.0f} s "
-                      f"each); later runs load them. {HINT}", file=self.stream, flush=True)
-                self.bar = progress.Steps("compiling kernels", missing, self.stream, live=False).__enter__()
+                      f"each); later runs load them. {HINT}", file=self.bar.stream, flush=True)
+                self.bar.__enter__()
 
     def on_end(self, event) -> None:
         dispatcher = event.data["dispatcher"]
@@ -107,7 +104,14 @@ class _CompileNotice:
             self.bar.__exit__(None, None, None)
             with contextlib.suppress(ValueError, OSError):  # at exit the stream may be closed
                 print(f"compiled {self.bar.done} kernels into {kernel_cache.cache_dir()} in "
-                      f"{time.perf_counter() - self.bar.start:.0f} s", file=self.stream, flush=True)
+                      f"{time.perf_counter() - self.bar.start:.0f} s", file=self.bar.stream, flush=True)
+
+
+def _quietly(tell, event) -> None:
+    """A notice runs inside numba's compile: a stream that cannot be written (closed, a
+    broken pipe) costs the notice, never the compile."""
+    with contextlib.suppress(ValueError, OSError):
+        tell(event)
 
 
 @contextlib.contextmanager
@@ -116,8 +120,8 @@ def announce_compiles(stream=None) -> Iterator[None]:
     from numba.core import event
 
     notice = _CompileNotice(stream)
-    listener = type("Listener", (event.Listener,), {"on_start": lambda self, ev: notice.on_start(ev),
-                                                    "on_end": lambda self, ev: notice.on_end(ev)})()
+    listener = type("Listener", (event.Listener,), {"on_start": lambda self, ev: _quietly(notice.on_start, ev),
+                                                    "on_end": lambda self, ev: _quietly(notice.on_end, ev)})()
     event.register("numba:compile", listener)
     try:
         yield

@@ -17,14 +17,19 @@ class Steps:
     """``advance(line)`` once per finished step, out of ``total``. On a terminal a rich bar
     (the lines above it), or with ``live=False`` (under another live display, such as the
     CLI's spinner) a text bar on each line; otherwise each line printed as
-    "[i/total] line (elapsed s)"."""
+    "[i/total] line (elapsed s)". With ``stream=None`` each line goes to the sys.stderr of
+    the moment it is printed (an in-process CLI run swaps it, then closes its own)."""
 
-    def __init__(self, description: str, total: int, stream: TextIO, live: bool = True):
-        self.description, self.total, self.stream, self.done = description, total, stream, 0
+    def __init__(self, description: str, total: int, stream: TextIO | None, live: bool = True):
+        self.description, self.total, self._stream, self.done = description, total, stream, 0
         self.start = time.perf_counter()
         self.terminal = bool(getattr(stream, "isatty", lambda: False)())
         self.live = live and self.terminal
         self._progress = self._bar = None
+
+    @property
+    def stream(self) -> TextIO:
+        return self._stream or sys.stderr
 
     def __enter__(self) -> Steps:
         if self.live:
@@ -59,5 +64,5 @@ class Steps:
 @contextlib.contextmanager
 def steps(description: str, total: int, stream: TextIO | None = None) -> Iterator[Callable[[str], None]]:
     """Within: a function to call with a line as each of ``total`` steps ends."""
-    with Steps(description, total, stream or sys.stderr) as bar:
+    with Steps(description, total, stream) as bar:
         yield bar.advance

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import sys
 
 from numba import njit
 from typer.testing import CliRunner
@@ -43,6 +44,39 @@ def test_a_registry_kernel_s_compile_is_announced_and_counted():
     steps = [line for line in lines if "registry_kernel" in line]
     assert len(steps) == 1 and steps[0].lstrip().startswith("[1/") and "#" not in steps[0]  # piped: no bar
     assert lines[-1].startswith("compiled 1 kernels into ")
+
+
+def test_the_notice_follows_stderr_and_a_closed_one_never_fails_a_compile(monkeypatch):
+    """A CLI command run in-process (CliRunner) leaves its listener for the rest of the
+    process, and the stderr it printed to is closed after it: later compiles still
+    succeed, and their lines go to the stderr of the moment."""
+    @njit
+    def first_kernel(x):
+        return x + 1
+
+    @njit
+    def second_kernel(x):
+        return x + 2
+
+    @njit
+    def third_kernel(x):
+        return x + 3
+
+    kernel_cache._KERNELS.extend([first_kernel, second_kernel, third_kernel])
+    runner_err, later_err = io.StringIO(), io.StringIO()
+    try:
+        with first_run.announce_compiles():
+            monkeypatch.setattr(sys, "stderr", runner_err)
+            assert first_kernel(1) == 2
+            runner_err.close()
+            assert second_kernel(1) == 3  # the notice cannot print: the compile goes on
+            monkeypatch.setattr(sys, "stderr", later_err)
+            assert third_kernel(1) == 4
+    finally:
+        for kernel in (first_kernel, second_kernel, third_kernel):
+            kernel_cache._KERNELS.remove(kernel)
+    later = later_err.getvalue()
+    assert "third_kernel" in later and "[3/" in later and later.splitlines()[-1].startswith("compiled 3 kernels")
 
 
 class _Terminal(io.StringIO):
