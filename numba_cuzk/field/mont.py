@@ -133,7 +133,7 @@ def _by_target(name: str, portable: Callable, cuda_impl: Callable[[], Callable],
             impl = cuda_impl()
             return lambda out, a: impl(out, a)
 
-    cpu_extending.overload(stub)(cpu_typer)
+    cpu_extending.overload(stub, jit_options={"forceinline": True})(cpu_typer)
     cuda_overload(stub)(cuda_typer)
     stub.__name__ = name
     stub.__qualname__ = f"{portable.__qualname__.rpartition('.')[0]}.{name}"
