@@ -35,13 +35,15 @@ the project patches third-party modules. Those that concern numba-cuda run when 
    loop is otherwise the simulator's own: its barrier and exception handling unchanged.
 7. numba.cuda loads on first use. Its import takes 0.3-0.5 s (numba-cuda's typing, the
    CUDA bindings), which a process that proves on the CPU never uses. It is put in
-   sys.modules as a lazy module (importlib.util.LazyLoader): ``from numba import cuda``
+   sys.modules as a module not yet run (_UnloadedModule): ``from numba import cuda``
    binds it without running it, and the first read of an attribute runs numba-cuda's
    package in place. The object stays the same, so numba's typing of ``cuda.grid`` finds
    the module it registered. The hooks of ``after_cuda_loads`` run right after it, before
-   that first read returns. Before Python 3.12 LazyLoader takes no lock, so the first read
-   should come from one thread: backend.cuda_available(), which the GPU paths call first,
-   where they are chosen.
+   that first read returns. The first read runs under a lock: threads that read at the
+   same moment wait for the one that runs it (importlib's LazyLoader, before Python 3.12,
+   showed them a module already switched to a plain one and not yet run: 7 of 8 threads
+   reading `cuda.jit` at once got AttributeError), and numba-cuda's own reads while it
+   runs see the module as it is so far.
 """
 
 import importlib.util
@@ -49,6 +51,7 @@ import sys
 import threading
 import time
 import traceback
+import types
 from typing import Callable
 
 import numpy
@@ -80,18 +83,31 @@ def _run_after_load() -> None:
         _after_load.pop(0)()
 
 
-class _ThenHooks:
-    """numba-cuda's loader, followed by the hooks."""
+_first_read = threading.RLock()
+_running_in: list[int] = []  # the thread running numba-cuda's package, while it runs
 
-    def __init__(self, loader) -> None:
-        self.loader = loader
 
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
+class _UnloadedModule(types.ModuleType):
+    """numba.cuda before its first read: the first read of an attribute runs its package in
+    place, then the hooks, under _first_read; after that it is a plain module."""
 
-    def exec_module(self, module) -> None:
-        module.__spec__.loader = module.__loader__ = self.loader  # numba-cuda's own, for its resources
-        self.loader.exec_module(module)
+    def __getattribute__(self, name: str):
+        if threading.get_ident() not in _running_in:  # (while it runs, its own reads see it as it is so far)
+            _run_once(self)
+        return types.ModuleType.__getattribute__(self, name)
+
+
+def _run_once(module: types.ModuleType) -> None:
+    with _first_read:
+        if type(module) is not _UnloadedModule:  # another thread ran it while this one waited
+            return
+        spec = types.ModuleType.__getattribute__(module, "__spec__")
+        _running_in.append(threading.get_ident())
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            _running_in.pop()
+        module.__class__ = types.ModuleType
         _run_after_load()
 
 
@@ -102,10 +118,9 @@ def _load_numba_cuda_lazily() -> None:
         _run_after_load()
         return
     spec = importlib.util.find_spec("numba.cuda")
-    spec.loader = importlib.util.LazyLoader(_ThenHooks(spec.loader))
     module = importlib.util.module_from_spec(spec)
+    module.__class__ = _UnloadedModule
     sys.modules["numba.cuda"] = module
-    spec.loader.exec_module(module)
     numba.cuda = module
 
 

@@ -139,3 +139,43 @@ def test_numba_cuda_runs_at_its_first_use_then_the_hooks():
     assert before == [False, []]
     assert after == [True, ["numba.cuda"], True, True]
     assert ran == ["numba.cuda", "late"]
+
+
+RACING_FIRST_READS = """
+import json, threading
+from numba_cuzk import _compat
+hooks = []
+_compat.after_cuda_loads(lambda: hooks.append(1))
+from numba import cuda
+start = threading.Barrier(8)
+errors, seen = [], []
+
+def first_read():
+    start.wait()
+    try:
+        seen.append(cuda.jit is not None and cuda.to_device is not None and callable(cuda.is_available))
+    except Exception as exc:
+        errors.append(repr(exc))
+
+threads = [threading.Thread(target=first_read) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(json.dumps([errors, seen, len(hooks)]))
+"""
+
+
+def test_threads_that_first_read_numba_cuda_at_once_all_see_it_whole():
+    """Eight threads released at once read numba.cuda's attributes for the first time:
+    one runs numba-cuda's package while the others wait, then every read succeeds and the
+    hooks run once. (Under importlib's LazyLoader on Python 3.11, 7 of the 8 got
+    AttributeError: the module was already a plain one, not yet run.)"""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", RACING_FIRST_READS], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    errors, seen, hooks = json.loads(done.stdout.strip().splitlines()[-1])
+    assert errors == [] and seen == [True] * 8 and hooks == 1
