@@ -120,8 +120,9 @@ def build(targets: list[str], out: Path, *, processes: int | None = None,
                     on_stage(f"GPU kernels for {', '.join(gpus)}", len(gpu))
                 tasks.run_tasks(gpu, processes, on_done)
             if kernel_cache.source_key() != key:
-                raise RuntimeError("the package's sources changed during the build: its processes saved their "
-                                   "kernels under different keys; build again")
+                raise ValueError("the package's sources changed during the build (kernel cache key "
+                                 f"{key} -> {kernel_cache.source_key()}): its processes saved their kernels under "
+                                 "different keys; build again, with the sources left as they are until it ends")
             return pack(work / "cache" / key, out, list(targets))
 
 

@@ -95,6 +95,24 @@ def test_an_archive_that_does_not_match_is_refused(archive, tmp_path, monkeypatc
     assert not any((tmp_path / name).exists() and any((tmp_path / name).rglob("*.nbc")) for name in "bcd")
 
 
+def test_sources_edited_during_a_build_are_a_user_error(tmp_path, monkeypatch):
+    """An edit of the package while `compile --archive` runs changes the key its processes
+    save under: the build refuses to pack, as a user error (exit 2, one line naming both
+    keys), not as a bug in numba-cuzk."""
+    from typer.testing import CliRunner
+
+    from numba_cuzk.cli import app
+    from numba_cuzk.commands import compile as tasks
+
+    key = ["0123456789abcdef"]
+    monkeypatch.setattr(kernel_cache, "source_key", lambda: key[0])
+    monkeypatch.setattr(tasks, "run_tasks", lambda *args, **kwargs: key.__setitem__(0, "fedcba9876543210"))
+    done = CliRunner().invoke(app, ["compile", "--targets", "cpu", "--archive", str(tmp_path / "k.tar.gz")])
+    assert done.exit_code == 2, done.output
+    assert "sources changed during the build (kernel cache key 0123456789abcdef -> fedcba9876543210)" in done.output
+    assert "bug" not in done.output and not (tmp_path / "k.tar.gz").exists()
+
+
 def test_fetch_takes_a_path_or_a_file_url(archive, tmp_path):
     path, digest = archive
     assert prebuilt.sha256_file(prebuilt.fetch(path.as_uri(), tmp_path / "a.tar.gz")) == digest
