@@ -65,7 +65,7 @@ def main() -> None:
     records = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        archive = args.archive
+        archive = args.archive.resolve() if args.archive else None  # the processes run in a scratch folder
         if archive is None:
             archive = work / "kernels.tar.gz"
             seconds, done = _run(CLI + ["compile", "--targets", targets, "--archive", str(archive)], work / "build",
