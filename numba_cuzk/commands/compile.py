@@ -89,7 +89,7 @@ def _check(curve_name: str, gpu: bool) -> None:
     from numba import cuda
 
     from numba_cuzk.curve import kernels
-    from numba_cuzk.curve.point_major import point_major
+    from numba_cuzk.curve.point_major import PARALLEL_MIN, point_major
 
     curve = _curve(curve_name)
     points = _generator_points(curve, _POINTS)
@@ -182,7 +182,7 @@ def _codec() -> None:
     """field/codec's CPU kernels, which run from KERNEL_MIN elements on (a large witness's
     check, a large key's Montgomery conversions), the point-major copy of a large key's
     upload, and the staging of host scalars (msm/staging.py): nothing tiny reaches them."""
-    from numba_cuzk.curve.point_major import point_major
+    from numba_cuzk.curve.point_major import PARALLEL_MIN, point_major
     from numba_cuzk.field import codec
     from numba_cuzk.field.params import FQ, FR
     from numba_cuzk.msm.staging import copy_words
@@ -191,7 +191,7 @@ def _codec() -> None:
         limbs = codec.to_limbs([1] * codec.KERNEL_MIN, params)
         codec.from_montgomery(codec.to_montgomery(limbs, params), params)
         codec.first_noncanonical(limbs, params, out=np.empty_like(limbs))
-    point_major(np.zeros((24, codec.KERNEL_MIN), dtype=np.uint32))  # a large key's upload
+    point_major(np.zeros((24, PARALLEL_MIN), dtype=np.uint32))  # a large key's upload
     copy_words(np.empty(8, np.uint32), np.zeros(8, np.uint32), 0, 8)  # host scalars' staging
 
 

@@ -21,13 +21,15 @@ import numpy as np
 from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its first use)
 from numba import config, cuda, prange
 
-from numba_cuzk.field.codec import KERNEL_MIN
 from numba_cuzk.field.target import is_device_array
 from numba_cuzk.kernel_cache import cpu_kernel, gpu_kernel
 
 THREADS = 4 if config.ENABLE_CUDASIM else 256  # per block
 _SIM_BLOCKS = 2
 _RUN = 1 << 12  # points per parallel run of the CPU copy
+# Below this many points numpy's copy (~0.4 GB/s: 2^16 G1 points in ~16 ms), so that a small
+# key's start-up loads no parallel kernel.
+PARALLEL_MIN = 1 << 16
 
 
 def is_point_major(points) -> bool:
@@ -58,7 +60,7 @@ def point_major(points, *, out=None, stream=None):
     if is_device_array(points):
         blocks = _SIM_BLOCKS if config.ENABLE_CUDASIM else (n + THREADS - 1) // THREADS
         copy_points_gpu[blocks, THREADS, stream or 0](out, points)
-    elif n < KERNEL_MIN:  # numpy's copy, ~0.4 GB/s: a small key's start-up loads no parallel kernel
+    elif n < PARALLEL_MIN:
         out[...] = points
     else:
         copy_points_cpu(out.T, np.ascontiguousarray(points))

@@ -119,10 +119,12 @@ def to_bytes(limbs: np.ndarray, params: FieldParams, byteorder: str = "little") 
     return np.ascontiguousarray(rows).tobytes()
 
 
-# Below this many elements a conversion runs on Python ints (~1.5 us each, ~0.1 s at the
-# threshold): a process's first CPU kernel call costs ~0.45 s even from the kernel cache
-# (Numba's CPU target loads its registries), and a GPU prover needs no other.
-KERNEL_MIN = 1 << 16
+# Below this many elements a conversion runs on Python ints (~1.6 us each). From it on, the
+# kernel: for a 2^14 zkey's 32765 coefficients its first call in a process whose CPU target
+# has not started (a GPU prove) took 50-52 ms, loads and runtime included, as the ints did
+# (50-55 ms); where a CPU prove starts the target anyway it is ~1 ms plus a ~8 ms load. At
+# the threshold the ints' ~27 ms are the better start for a GPU process, by ~20 ms.
+KERNEL_MIN = 1 << 14
 
 
 def to_montgomery(limbs: np.ndarray, params: FieldParams) -> np.ndarray:

@@ -1,12 +1,15 @@
 """point_major.py: the device kernel and the CPU copy against numpy's Fortran-order copy,
 on random shapes and values, and the arrays it keeps or refuses."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
+from numba_cuzk.curve import point_major as point_major_module
 from numba_cuzk.curve.point_major import is_point_major, point_major
 
 ROWS = st.sampled_from([1, 24, 48])  # a coordinate, a G1 point, a G2 point
@@ -16,11 +19,15 @@ def _points(rows: int, n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 1 << 32, size=(rows, n), dtype=np.uint32)
 
 
+@pytest.mark.parametrize("parallel_min", [point_major_module.PARALLEL_MIN, 1], ids=["numpy", "kernel"])
 @settings(max_examples=25, deadline=None)
 @given(rows=ROWS, n=st.integers(0, 9000), seed=st.integers(0, 2**32 - 1))
-def test_cpu_copy_matches_numpy(rows, n, seed):
+def test_cpu_copy_matches_numpy(parallel_min, rows, n, seed):
+    """numpy's copy below PARALLEL_MIN points, the parallel kernel from it on (forced here
+    for small arrays: runs of _RUN points and a partial last run)."""
     points = _points(rows, n, seed)
-    out = point_major(points)
+    with mock.patch.object(point_major_module, "PARALLEL_MIN", parallel_min):
+        out = point_major(points)
     assert out.flags.f_contiguous and np.array_equal(out, np.asfortranarray(points))
     assert np.array_equal(points, _points(rows, n, seed))  # the source is left as it was
 
