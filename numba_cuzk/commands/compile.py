@@ -89,7 +89,7 @@ def _check(curve_name: str, gpu: bool) -> None:
     from numba import cuda
 
     from numba_cuzk.curve import kernels
-    from numba_cuzk.curve.point_major import PARALLEL_MIN, point_major
+    from numba_cuzk.curve.point_major import point_major
 
     curve = _curve(curve_name)
     points = _generator_points(curve, _POINTS)

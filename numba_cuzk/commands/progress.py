@@ -23,7 +23,7 @@ class Steps:
     def __init__(self, description: str, total: int, stream: TextIO | None, live: bool = True):
         self.description, self.total, self._stream, self.done = description, total, stream, 0
         self.start = time.perf_counter()
-        self.terminal = bool(getattr(stream, "isatty", lambda: False)())
+        self.terminal = bool(getattr(self.stream, "isatty", lambda: False)())
         self.live = live and self.terminal
         self._progress = self._bar = None
 

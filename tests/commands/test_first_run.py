@@ -94,6 +94,19 @@ def test_steps_draw_a_text_bar_on_a_terminal_under_another_live_display():
     assert "##########.......... [2/4] b" in out.getvalue()
 
 
+def test_steps_without_a_stream_follow_stderr_and_its_terminal(monkeypatch):
+    """stream=None: each line goes to the sys.stderr of the moment, with a text bar where
+    that is a terminal."""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    bar = progress.Steps("compiling", 2, None, live=False).__enter__()
+    bar.advance("a")
+    later = _Terminal()
+    monkeypatch.setattr(sys, "stderr", later)
+    bar.advance("b")
+    assert "[1/2] a" in terminal.getvalue() and "####################" in later.getvalue() and "[2/2] b" in later.getvalue()
+
+
 def test_the_gpu_s_first_run_says_so_with_an_estimate_and_a_step_per_task(monkeypatch):
     monkeypatch.setattr(tasks, "first_run_on_gpu", lambda: contextlib.nullcontext(True))
     monkeypatch.setattr(tasks, "task_names", lambda cpu_backend=True: ["check_g2", "gpu_prove"])
