@@ -31,7 +31,10 @@ from rich.console import Console
 from rich.table import Table
 
 from numba_cuzk import __version__
+from numba_cuzk.commands.plain_options import pass_plain_options
 from numba_cuzk.fileio import check_writable, describe_os_error
+
+pass_plain_options()
 
 EXIT_BUG = 3
 
