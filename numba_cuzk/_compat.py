@@ -61,6 +61,7 @@ if not hasattr(numpy, "row_stack"):
 
 _after_load: list[Callable[[], None]] = []
 _loaded = False
+_first_read = threading.RLock()  # numba.cuda's first read, and the hooks' list (item 7)
 
 
 def cuda_loaded() -> bool:
@@ -69,11 +70,14 @@ def cuda_loaded() -> bool:
 
 
 def after_cuda_loads(hook: Callable[[], None]) -> None:
-    """Run ``hook`` once numba.cuda has loaded: now if it has, else right after it does."""
-    if _loaded:
-        hook()
-    else:
-        _after_load.append(hook)
+    """Run ``hook`` once numba.cuda has loaded: now if it has, else right after it does.
+    Under _first_read, so that a hook added by a thread while another runs numba-cuda
+    waits for it rather than landing in the list after it was emptied."""
+    with _first_read:
+        if _loaded:
+            hook()
+        else:
+            _after_load.append(hook)
 
 
 def _run_after_load() -> None:
@@ -83,7 +87,6 @@ def _run_after_load() -> None:
         _after_load.pop(0)()
 
 
-_first_read = threading.RLock()
 _running_in: list[int] = []  # the thread running numba-cuda's package, while it runs
 
 
