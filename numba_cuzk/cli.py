@@ -71,10 +71,14 @@ class _Commands(typer.Typer):
 
 class _App(_Commands):
     """The top-level app: usage errors print one line ("error: ...") instead of a panel;
-    SIGTERM is handled as Ctrl-C (a run drains, exit 130)."""
+    SIGTERM is handled as Ctrl-C (a run drains, exit 130). ``as_process``: called as the
+    process's own command line (no arguments given: sys.argv), not from a test's runner."""
+
+    as_process = False
 
     def __call__(self, *args, **kwargs):
         signal.signal(signal.SIGTERM, signal.default_int_handler)
+        self.as_process = not args and not kwargs
         try:
             code = super().__call__(*args, standalone_mode=False, **kwargs)
         except Exception as exc:
@@ -89,7 +93,7 @@ class _App(_Commands):
                 sys.exit(130)
             raise
         code = code if isinstance(code, int) else 0
-        if not args and not kwargs and sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
+        if self.as_process and sys.argv[1:2] and sys.argv[1] in QUICK_EXIT:
             _exit(code)
         sys.exit(code)
 
@@ -560,6 +564,10 @@ def prove(
         argv = ["prove", "--server", server, "--zkey", zkey, "--witness", witness, "--proof", proof, "--public",
                 public, "--priority", priority] + ["--token-file", token_file] * bool(token_file) + ["--json"] * as_json
         raise typer.Exit(client_cli.main(argv))
+    if not cpu and app.as_process:  # its context made while numba imports (primary_context.py)
+        from numba_cuzk import primary_context
+
+        primary_context.retain_in_background()
     from numba_cuzk.groth16.files import prove_files
 
     _compile_first(cpu)
