@@ -56,6 +56,8 @@
 #   this call, both timings (G1 2^20, 2^24, G2 2^16, 2^20; 2^21-2^23 checked: $OUT/msm-sppark.json);
 #   sppark_msm is built on the CPU during bench.counters. $OUT/counters.tgz: the logs, each step's
 #   seconds, the engine's timeline with its report and PNG
+#   bench/gpu_check.sh COMMIT archive     this machine's cpu,sm_90 archive (`compile --targets --archive`, timed;
+#   the versions it is keyed by printed), to $OUT and .prebuilt/; the sections after it in the call use it
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check; $OUT/compile.log, soak.log
@@ -199,6 +201,17 @@ from numba_cuzk.serve import proving_pb2
 print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, protobuf {pb.__version__} ({a.Type()})")' \
             > "$work/versions.txt" 2>&1 || status=1
         cat "$work/versions.txt"
+        # the floor under a client process here: this Python's start, and its start with grpc imported
+        python3 -c 'import statistics, subprocess, sys, time
+def ms(code):
+    walls = []
+    for _ in range(11):
+        t = time.perf_counter(); subprocess.run([sys.executable, "-c", code], check=True)
+        walls.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(walls[1:])
+bare, grpc = ms("pass"), ms("import grpc")
+print(f"a python process: {bare:.1f} ms; with import grpc: {grpc:.1f} ms (medians of 10)")' \
+            | tee -a "$work/versions.txt"
         fill_kernel_cache > "$work/serve.log" 2>&1 || status=1  # seconds when the cache is warm
         tail -1 "$work/serve.log"
         sizes=${SERVE_SIZES:-14,20}  # 8,10 for a dry run on the CPU backend
@@ -207,6 +220,19 @@ print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, protobuf {pb
             >> "$work/serve.log" 2>&1 || { status=1; echo "FAILED: bench.serve"; }
         grep -E "^(2\^|round|serve_|engine_)" "$work/serve.log"
         tar czf "$out/serve.tgz" -C "$work" .
+        continue
+    fi
+    if [ "$arg" = archive ]; then
+        # this machine's prebuilt kernels (cpu,sm_90), built as `compile --archive` builds them (no context):
+        # an archive built elsewhere matches only a machine with the same Python and compiler versions
+        # (kernel_cache.versions(), printed), so the H200's comes from the H200; the later sections of this
+        # call use it ($PREBUILT_ARCHIVE), later calls can carry it (.prebuilt/), and it goes to $OUT
+        archive=.prebuilt/kernels-$(gpu_host).tar.gz; mkdir -p .prebuilt
+        python3 -c 'import json; from numba_cuzk import kernel_cache as k; print("versions", json.dumps(k.versions()), "key", k.source_key())'
+        start=$SECONDS
+        python3 -m numba_cuzk.cli compile --targets cpu,sm_90 --archive "$archive" > "$out/archive.log" 2>&1 || status=1
+        echo "archive built in $((SECONDS - start)) s: $(tail -2 "$out/archive.log" | head -1)"
+        [ -f "$archive" ] && cp "$archive" "$out/" && export PREBUILT_ARCHIVE=$PWD/$archive
         continue
     fi
     if [ "$arg" = compile ]; then
