@@ -28,22 +28,17 @@ def cuda_available() -> bool:
 
 
 def _driver_loads() -> bool:
-    """Whether the CUDA driver's library (libcuda, installed with the NVIDIA driver) loads:
-    dlopen by the names numba-cuda's bindings use; NUMBA_CUDA_DRIVER (a path of the user's)
-    is numba's to try."""
-    import ctypes
+    """Whether the CUDA driver's library (libcuda, installed with the NVIDIA driver) loads
+    (primary_context.driver_library); NUMBA_CUDA_DRIVER (a path of the user's) is numba's
+    to try."""
     import os
     import sys
 
+    from numba_cuzk.primary_context import driver_library
+
     if os.environ.get("NUMBA_CUDA_DRIVER") or not sys.platform.startswith("linux"):
         return True
-    for name in ("libcuda.so.1", "libcuda.so"):
-        try:
-            ctypes.CDLL(name)
-        except OSError:
-            continue
-        return True
-    return False
+    return driver_library() is not None
 
 
 def backend_name() -> str:

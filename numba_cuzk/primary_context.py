@@ -17,7 +17,7 @@ import ctypes
 import os
 import threading
 
-_DRIVER_NAMES = ("libcuda.so.1", "libcuda.so")
+_DRIVER_NAMES = ("libcuda.so.1", "libcuda.so")  # the names numba-cuda's bindings dlopen
 
 
 def retain_in_background(device: int = 0) -> threading.Thread | None:
@@ -26,7 +26,7 @@ def retain_in_background(device: int = 0) -> threading.Thread | None:
     simulator, or where NUMBA_CUDA_DRIVER names a library of the user's (numba's to load)."""
     if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" or os.environ.get("NUMBA_CUDA_DRIVER"):
         return None
-    driver = _driver()
+    driver = driver_library()
     if driver is None:
         return None
     thread = threading.Thread(target=_retain, args=(driver, device), name="primary-context", daemon=True)
@@ -34,7 +34,9 @@ def retain_in_background(device: int = 0) -> threading.Thread | None:
     return thread
 
 
-def _driver() -> ctypes.CDLL | None:
+def driver_library() -> ctypes.CDLL | None:
+    """The CUDA driver's library (libcuda, installed with the NVIDIA driver), or None where
+    it does not load; backend.cuda_available asks this before it loads numba.cuda."""
     for name in _DRIVER_NAMES:
         try:
             return ctypes.CDLL(name)  # a CDLL's calls release the GIL

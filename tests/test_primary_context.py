@@ -37,7 +37,7 @@ def _retained(monkeypatch, driver, device=0, **env):
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    monkeypatch.setattr(primary_context, "_driver", lambda: driver)
+    monkeypatch.setattr(primary_context, "driver_library", lambda: driver)
     thread = primary_context.retain_in_background(device)
     if thread is not None:
         thread.join(5)
