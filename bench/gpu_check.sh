@@ -61,6 +61,9 @@
 #   bench/gpu_check.sh COMMIT compile     `numba-cuzk compile` into $NUMBA_CUZK_CACHE_DIR, timed,
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check; $OUT/compile.log, soak.log
+#   bench/gpu_check.sh COMMIT oneshot     issue 40's one-shot against snarkjs here (carry .peer: node and
+#   snarkjs, bench/peer/snarkjs_bundle.sh): bench.startup --oneshot, cold_prove_log14 and _log16 with the
+#   peer alternating; ONESHOT_ARGS="--cpu" for a dry run on the CPU
 #   bench/gpu_check.sh COMMIT serve       issue 38's daemon figures in one call (~2-2.5 min with a warm
 #   kernel cache; an empty one adds `numba-cuzk compile`'s ~1 min): bench.serve --part gpu, MiMC 2^14 and
 #   2^20 (built and set up first where build/bench-serve lacks them, ~30 s): client processes per proof
@@ -191,6 +194,25 @@ for arg in "$@"; do
             timeout 120 python3 -m bench.prebuilt --archive "$PREBUILT_ARCHIVE" --runs 2 --out "$out/startup.json" 2>&1 \
                 | grep -v Warning | tail -4 | tee -a "$out/startup.log"; [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
         fi
+        continue
+    fi
+    if [ "$arg" = oneshot ]; then
+        # issue 40: a one-shot prove against snarkjs as users run them, here (bench.startup --oneshot:
+        # cold_prove_log14, cold_prove_log16, 5 pairs of processes each, alternating). The image has no
+        # Node: carry .peer (bench/peer/snarkjs_bundle.sh: node and snarkjs, the chain circuits without
+        # keys; bench.startup sets the keys up here, on the GPU). ~3 min with the archive section first
+        echo "=== oneshot: bench.startup --oneshot, snarkjs alternating"
+        peer=$(mktemp -d)
+        circuits=$(mktemp -d)
+        tar -xJf .peer/node-snarkjs.tar.xz -C "$peer" && tar -xJf .peer/chain-circuits.tar.xz -C "$circuits" \
+            || { status=1; echo "FAILED: no .peer bundle (bench/peer/snarkjs_bundle.sh, then carry .peer)"; continue; }
+        echo "node $(PATH=$peer/bin:$PATH node --version), snarkjs from the bundle" | tee "$out/oneshot.log"
+        fill_kernel_cache >> "$out/oneshot.log" 2>&1 || status=1
+        tail -1 "$out/oneshot.log"
+        PATH=$peer/bin:$PATH NUMBA_CUZK_NODE_MODULES=$peer/node_modules timeout "${ONESHOT_TIMEOUT:-300}" \
+            python3 -m bench.startup --oneshot --sizes "${ONESHOT_SIZES:-14,16}" --runs 5 --dir "$circuits" \
+            ${ONESHOT_ARGS:-} --out "$out/oneshot.json" 2>&1 | grep -v Warning | tee -a "$out/oneshot.log" | tail -6
+        [ "${PIPESTATUS[0]}" -eq 0 ] || { status=1; echo "FAILED: bench.startup --oneshot"; }
         continue
     fi
     if [ "$arg" = serve ]; then

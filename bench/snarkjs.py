@@ -88,8 +88,9 @@ def prepare(log_n: int, folder: Path, tools: NodeTools | str, gpu: bool) -> File
     files = Files.at(folder, f"chain_log{log_n}")
     folder.mkdir(parents=True, exist_ok=True)
     if not files.wtns.exists():  # circom writes the r1cs first
-        if isinstance(tools, str):
-            raise SystemExit(f"no {files.wtns}, and no circom/snarkjs to make it: {tools}")
+        if isinstance(tools, str) or not tools.has("circom2"):
+            why = tools if isinstance(tools, str) else f"circom2 is not installed under {tools.node_modules}"
+            raise SystemExit(f"no {files.wtns}, and no circom2 to make it: {why}")
         files.circom.write_text(CIRCUIT.format(n=(1 << log_n) - 3))
         tools.circom2(files.circom, folder)
         (folder / "input.json").write_text(json.dumps(INPUT))

@@ -417,9 +417,10 @@ def _combine(key: EpilogueKey, points: dict) -> Proof:
     r, s = secrets.randbelow(FR.modulus), secrets.randbelow(FR.modulus)
     a = f.alpha_g1 + ark.to_ark(points["a"], 1) + f.delta_g1 * ark.scalar(r)
     b2 = f.beta_g2 + ark.to_ark(points["b2"], 2) + f.delta_g2 * ark.scalar(s)
-    b1 = f.beta_g1 + ark.to_ark(points["b1"], 1) + f.delta_g1 * ark.scalar(s)
-    c = (ark.to_ark(points["c"], 1) + ark.to_ark(points["h"], 1) + a * ark.scalar(s) + b1 * ark.scalar(r)
-         - f.delta_g1 * ark.scalar(r * s))
+    beta_b1 = f.beta_g1 + ark.to_ark(points["b1"], 1)
+    # C = c + h + s A + r B1 - r s delta, where B1 = beta_b1 + s delta (G1's copy of B, which only C
+    # uses): r B1 - r s delta = r beta_b1, so B1 is never formed (three G1 scalar products, not five)
+    c = ark.to_ark(points["c"], 1) + ark.to_ark(points["h"], 1) + a * ark.scalar(s) + beta_b1 * ark.scalar(r)
     return Proof(ark.from_ark(a, 1), ark.from_ark(b2, 2), ark.from_ark(c, 1))
 
 

@@ -3,6 +3,7 @@ circomlib and snarkjs, pinned in .ci/node/package.json and installed by .ci/run 
 ``npm ci --prefix .ci/node``. Used by tests/interop and bench/snarkjs.py.
 
     tools = NodeTools.find()             # NodeTools, or a str saying why not
+    NodeTools.find(("snarkjs",))         # snarkjs alone (a host given the circuits' files, the H200)
     tools.circom2(circuit, out_dir)      # out_dir/<name>.r1cs, out_dir/<name>_js/<name>.wasm
     tools.snarkjs("groth16", "verify", vk, public, proof, check=False).returncode
 """
@@ -29,15 +30,19 @@ class NodeTools:
     node_modules: Path
 
     @classmethod
-    def find(cls) -> NodeTools | str:
-        """The tools under $NUMBA_CUZK_NODE_MODULES or .ci/node/node_modules, or why not."""
+    def find(cls, packages: tuple[str, ...] = PACKAGES) -> NodeTools | str:
+        """The tools under $NUMBA_CUZK_NODE_MODULES or .ci/node/node_modules with ``packages``
+        installed, or why not."""
         node_modules = Path(os.environ.get(NODE_MODULES_ENV) or DEFAULT_NODE_MODULES).resolve()
         if not shutil.which("node"):
             return "no `node` on PATH"
-        missing = [p for p in PACKAGES if not (node_modules / p / "package.json").is_file()]
+        missing = [p for p in packages if not cls(node_modules).has(p)]
         if missing:
             return f"{', '.join(missing)} not installed under {node_modules}: {INSTALL_HINT}"
         return cls(node_modules)
+
+    def has(self, package: str) -> bool:
+        return (self.node_modules / package / "package.json").is_file()
 
     def version(self, package: str) -> str:
         return json.loads((self.node_modules / package / "package.json").read_text())["version"]
