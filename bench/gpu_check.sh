@@ -234,6 +234,10 @@ def ms(code):
 bare, grpc = ms("pass"), ms("import grpc")
 print(f"a python process: {bare:.1f} ms; with import grpc: {grpc:.1f} ms (medians of 10)")' \
             | tee -a "$work/versions.txt"
+        # what those are made of (site's .pth files, grpc's own imports): the 5 costliest, cumulative us
+        for code in pass "import grpc"; do
+            python3 -X importtime -c "$code" 2>&1 | sort -t'|' -k2 -n | tail -5 | sed "s/^/[$code] /" | tee -a "$work/versions.txt"
+        done
         fill_kernel_cache > "$work/serve.log" 2>&1 || status=1  # seconds when the cache is warm
         tail -1 "$work/serve.log"
         sizes=${SERVE_SIZES:-14,20}  # 8,10 for a dry run on the CPU backend
