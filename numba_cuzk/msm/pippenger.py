@@ -404,6 +404,12 @@ def _affine_sums(sums: np.ndarray, curve: CurveParams) -> list:
         coords.append(parts[0] if curve.degree == 1 else list(zip(*parts)))
     X, Y, ZZ, ZZZ = coords
     live = [w for w in range(sums.shape[1]) if ZZ[w] != ref.zero]
+    # ZZ^3 = ZZZ^2 on every XYZZ point, so ZZZ = 0 with ZZ != 0 is no point: the sums came
+    # corrupt from the device (or unwritten: compile's tasks launch nothing); named, not a
+    # ZeroDivisionError of the batch inversion
+    broken = [w for w in live if ZZZ[w] == ref.zero]
+    if broken:
+        raise ValueError(f"{curve.name} MSM: window sum {broken[0]} is not a point (ZZ != 0, ZZZ = 0)")
     inverses = _batch_inverse(F, ref.one, [d for w in live for d in (ZZ[w], ZZZ[w])])
     points = [None] * sums.shape[1]
     for i, w in enumerate(live):

@@ -119,6 +119,19 @@ def test_all_zero_and_cancelling(backend, curve, points):
     assert run(backend, bases_for(backend, pair, curve), [k, inputs.R - k]) is None
 
 
+def test_corrupt_window_sum_is_named(curve, points):
+    """A window sum with ZZ != 0 and ZZZ = 0 (no XYZZ point: ZZ^3 = ZZZ^2) is refused with
+    the window's index (ValueError), as a proof's epilogue refuses other bad sums; the sums
+    untouched are still a point."""
+    result = msm(bases_for("cpu", points, curve), inputs.scalar_limbs([3, 5, 7]))
+    assert to_point(result) == expect(curve, points[:3], [3, 5, 7])
+    limbs = curve.limbs
+    result.sums[3 * limbs:, 2] = 0  # window 2's ZZZ
+    result.sums[2 * limbs, 2] |= 1  # its ZZ nonzero whatever it was
+    with pytest.raises(ValueError, match=f"{curve.name} MSM: window sum 2 is not a point"):
+        to_point(result)
+
+
 @pytest.mark.parametrize("window", [2, 5])
 def test_window_overrides(backend, window):
     """Other window sizes (many windows, several chunks per bucket) on G1."""
