@@ -224,3 +224,69 @@ def test_cpu_kernels_target_a_portable_isa_unless_told(monkeypatch):
 def test_the_key_names_python_s_minor_version_not_its_build():
     assert kernel_cache.versions()["python"] == f"cpython-{sys.version_info[0]}.{sys.version_info[1]}"
     assert sys.version not in str(kernel_cache.versions())
+
+
+LIBRARY_IR = """
+@g = global i64 7
+declare i64 @h(i64)
+define i64 @f(i64 %x) {
+  %y = call i64 @h(i64 %x)
+  %z = load i64, i64* @g
+  %r = add i64 %y, %z
+  ret i64 %r
+}
+define i64 @twice(i64 %x) {
+  %r = add i64 %x, %x
+  ret i64 %r
+}
+"""
+
+
+def test_elf_defined_symbols_reads_an_objects_definitions():
+    """What an object defines (a function, a global), not what it only calls; None for
+    bytes that are no ELF64 little-endian object."""
+    from llvmlite import binding
+    from numba.core.registry import cpu_target
+
+    machine = cpu_target.target_context.codegen()._tm  # numba's, its targets initialized
+    names = kernel_cache.elf_defined_symbols(machine.emit_object(binding.parse_assembly(LIBRARY_IR)))
+    assert {"f", "g", "twice"} <= names and "h" not in names
+    assert kernel_cache.elf_defined_symbols(b"\xcf\xfa\xed\xfe" + bytes(60)) is None  # Mach-O
+
+
+def test_a_cached_library_is_loaded_without_its_bitcode_until_it_is_linked():
+    """numba's object cache entry, loaded as the kernel cache loads it (install()): the
+    engine finds its functions and runs them, and its bitcode is parsed only when another
+    library would link it in."""
+    import ctypes
+
+    from numba.core.compiler_lock import global_compiler_lock
+    from numba.core.registry import cpu_target
+
+    from numba_cuzk import _compat  # noqa: F401  (install() applied)
+
+    codegen = cpu_target.target_context.codegen()
+    with global_compiler_lock:
+        library = codegen.create_library("cached_twice")
+        library.add_ir_module(_renamed_ir("twice_cached"))
+        library.enable_object_caching()
+        library.finalize()
+        state = library.serialize_using_object_code()
+        loaded = codegen.unserialize_library(state)
+    assert loaded.__dict__.get("_unparsed_bitcode") is not None
+    address = loaded.get_pointer_to_function("twice_cached")
+    assert address and ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(address)(21) == 42
+    linked = loaded._get_module_for_linking()
+    assert "_unparsed_bitcode" not in loaded.__dict__
+    assert [fn.name for fn in linked.functions if not fn.is_declaration] == ["twice_cached"]
+
+
+def _renamed_ir(name: str):
+    from llvmlite import ir
+
+    module = ir.Module(name=name)
+    i64 = ir.IntType(64)
+    fn = ir.Function(module, ir.FunctionType(i64, [i64]), name=name)
+    builder = ir.IRBuilder(fn.append_basic_block())
+    builder.ret(builder.add(fn.args[0], fn.args[0]))
+    return module
