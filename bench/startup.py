@@ -109,9 +109,7 @@ def oneshot(sizes: list[int], runs: int, folder: Path, cpu: bool, device: str, o
     from bench.snarkjs import prepare
     from tests.interop.node import NodeTools
 
-    tools = NodeTools.find()
-    if isinstance(tools, str):  # the circuits' files given (the H200: gpu_check.sh's oneshot): snarkjs suffices
-        tools = NodeTools.find(("snarkjs",))
+    tools = NodeTools.find(("snarkjs",))  # prepare needs circom2 only for a circuit not given (the H200's are)
     records = []
     for log_n in sizes:
         files = prepare(log_n, folder / f"log{log_n}", tools, gpu=not cpu)

@@ -268,7 +268,7 @@ def test_a_cached_library_is_loaded_without_its_bitcode_until_it_is_linked():
     codegen = cpu_target.target_context.codegen()
     with global_compiler_lock:
         library = codegen.create_library("cached_twice")
-        library.add_ir_module(_renamed_ir("twice_cached"))
+        library.add_ir_module(_doubling_module("twice_cached"))
         library.enable_object_caching()
         library.finalize()
         state = library.serialize_using_object_code()
@@ -281,7 +281,7 @@ def test_a_cached_library_is_loaded_without_its_bitcode_until_it_is_linked():
     assert [fn.name for fn in linked.functions if not fn.is_declaration] == ["twice_cached"]
 
 
-def _renamed_ir(name: str):
+def _doubling_module(name: str):
     from llvmlite import ir
 
     module = ir.Module(name=name)

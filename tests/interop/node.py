@@ -36,10 +36,11 @@ class NodeTools:
         node_modules = Path(os.environ.get(NODE_MODULES_ENV) or DEFAULT_NODE_MODULES).resolve()
         if not shutil.which("node"):
             return "no `node` on PATH"
-        missing = [p for p in packages if not cls(node_modules).has(p)]
+        tools = cls(node_modules)
+        missing = [p for p in packages if not tools.has(p)]
         if missing:
             return f"{', '.join(missing)} not installed under {node_modules}: {INSTALL_HINT}"
-        return cls(node_modules)
+        return tools
 
     def has(self, package: str) -> bool:
         return (self.node_modules / package / "package.json").is_file()
