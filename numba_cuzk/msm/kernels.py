@@ -53,12 +53,20 @@ SIM_BLOCKS = 2  # grid of the grid-stride kernels in the simulator (the GPU cove
 # loops (GPU tests cover the rest). 256, not 1024: at 1024 threads tile_offsets' registers
 # exceed the SM's 64 K (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES on the H200).
 SCAN_THREADS = 1 if SIMULATOR else 256
-# Buckets per reduce thread: a window of B buckets gets B / SEGMENT_BUCKETS threads (2^20:
-# 1024 per window, 16384 in all), each ~2 * 32 additions in a row plus ~1.5 c for its
-# offset multiple. 32 from a sweep on the H200 (bench/msm.py --sweep): against 64, G2 2^16 15.9 / 19.3 ms, 2^20 113.2 / 118.7; G1 2^16 3.7 / 4.6, 2^20 17.6 /
-# 18.7, 2^24 228.9 / 226.7 (16 wins below 2^18 only, 128 only at 2^24, both by < 1 ms).
+# Buckets per reduce thread (segment_buckets): a window of B buckets gets B / S threads (2^20:
+# 1024 per window at S = 32, 16384 in all), each ~2 S additions in a row, then 2 (c - 1)
+# doublings and additions for its offset multiple. S = 32 from a sweep on the H200
+# (bench/msm.py --sweep): against 64, G2 2^16 15.9 / 19.3 ms, 2^20 113.2 / 118.7; G1 2^16
+# 3.7 / 4.6, 2^20 17.6 / 18.7, 2^24 228.9 / 226.7 (16 wins below 2^18 only, 128 only at
+# 2^24, both by < 1 ms): ~14 us an operation in a row for G1, ~53 for G2. A small MSM is
+# such rows, not throughput: at 2^14 (c = 11, chunks of 16) its longest row is ~16 + 64 +
+# 20 + 9 operations (accumulate, running sums, offset, three levels of sums) at S = 32, and
+# ~16 + 8 + 20 + 12 at S = 4, where 4x the reduce threads still fill no SM. So S = 4 up to
+# SMALL_MSM scalars (predicted, not yet measured: bench/NOTES.md, 2026-12-05 evening).
 # The simulator runs one segment per window.
 SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 32
+SMALL_SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 4
+SMALL_MSM = 1 << 16
 ONES_PER = 64  # indices per thread of the 0/1 path
 COMBINE_PER = 16  # chunk sums per thread and round of a giant bucket's combine
 # points per thread and level of the windows' final sums: each level is SUM_PER - 1

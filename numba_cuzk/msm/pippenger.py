@@ -137,6 +137,12 @@ def host_bases(points, curve: CurveParams) -> Bases:
     return Bases(curve, host)
 
 
+def segment_buckets(n: int) -> int:
+    """Buckets per reduce thread of a plan for n scalars without a ``segment`` of its own:
+    fewer for small MSMs, whose time is their longest row of additions (kernels.py)."""
+    return K.SMALL_SEGMENT_BUCKETS if n <= K.SMALL_MSM else K.SEGMENT_BUCKETS
+
+
 @dataclass(frozen=True)
 class PointSlots:
     """Columns of a Workspace's ``points`` (4L, total) XYZZ array: [0, ones0) chunk sums
@@ -157,7 +163,7 @@ class PointSlots:
     @classmethod
     def of(cls, plan: Plan) -> PointSlots:
         w = plan.windows
-        segments = max(1, plan.buckets // (plan.segment or K.SEGMENT_BUCKETS))  # reduce threads per window
+        segments = max(1, plan.buckets // (plan.segment or segment_buckets(plan.n)))  # reduce threads per window
         ones0 = w * plan.max_chunks
         seg0 = ones0 + -(-plan.n // K.ONES_PER)
         tmp0 = seg0 + w * segments

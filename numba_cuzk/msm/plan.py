@@ -26,11 +26,11 @@ windows, chunk 16 9.9 ms, 64 10.3, 256 14.0), and never shorter than one mean bu
 giant bucket (all scalars equal) spans many runs; its partial sums are added in a tree
 by the reduction's combine (pippenger.py's docstring).
 
-Segment: buckets per reduce thread (None: kernels.SEGMENT_BUCKETS). Each thread adds ~2 x
-segment bucket sums in a row, then ~1.5 c operations for its offset multiple, so a smaller
-segment shortens the reduction's critical path and raises its thread count (and the
-offset work, which is per thread): a tuning knob for bench/msm.py's --sweep, not a
-cost-model choice.
+Segment: buckets per reduce thread (None: pippenger.segment_buckets, 4 up to 2^16 scalars
+and 32 above). Each thread adds ~2 x segment bucket sums in a row, then ~2 (c - 1)
+operations for its offset multiple, so a smaller segment shortens the reduction's critical
+path and raises its thread count (and the offset work, which is per thread): a tuning
+knob for bench/msm.py's --sweep, not a cost-model choice.
 
 Scatter: windows per scatter launch. Each launch reads every scalar again but writes the
 entries of its windows only, 4n bytes per window at random slots, which L2 (50 MB on the

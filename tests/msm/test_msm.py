@@ -170,6 +170,21 @@ def test_segment_override():
         make_plan(16, segment=3)
 
 
+def test_small_msms_get_short_segments(monkeypatch):
+    """A plan without a segment of its own: 4 buckets per reduce thread up to SMALL_MSM
+    scalars, SEGMENT_BUCKETS above (the GPU's values, set here: the simulator runs one
+    segment per window); a plan's own segment wins."""
+    from numba_cuzk.msm import kernels
+    from numba_cuzk.msm.pippenger import PointSlots
+
+    monkeypatch.setattr(kernels, "SMALL_SEGMENT_BUCKETS", 4)
+    monkeypatch.setattr(kernels, "SEGMENT_BUCKETS", 32)
+    small, large = make_plan(kernels.SMALL_MSM), make_plan(kernels.SMALL_MSM + 1)
+    assert PointSlots.of(small).segments == small.buckets // 4
+    assert PointSlots.of(large).segments == large.buckets // 32
+    assert PointSlots.of(make_plan(kernels.SMALL_MSM, segment=16)).segments == small.buckets // 16
+
+
 def test_registers_override():
     """A register cap on the accumulation (its own kernel instance; the simulator compiles
     it without the cap) gives the plain result; caps outside [64, 255] are refused."""
@@ -268,14 +283,14 @@ def test_gpu_against_arkworks(curve, log_n):
 
 @pytest.mark.gpu
 def test_reduce_segments(monkeypatch):
-    """Several bucket segments per window (the GPU runs B / 64; the simulator 1 by default):
-    each segment adds lo * (its bucket sum); and with sums of 2 points per level, several
-    levels of per-window sums (window 0: the 0/1 sum and 4 segments; the others 4)."""
+    """Several bucket segments per window (the GPU runs B / 4 or B / 32; the simulator 1 by
+    default): each segment adds lo * (its bucket sum); and with sums of 2 points per level,
+    several levels of per-window sums (window 0: the 0/1 sum and 4 segments; the others 4)."""
     from numba_cuzk.msm import clear_cache, kernels
 
-    monkeypatch.setattr(kernels, "SEGMENT_BUCKETS", 4)  # window 5: 16 buckets, 4 segments
+    monkeypatch.setattr(kernels, "SMALL_SEGMENT_BUCKETS", 4)  # window 5: 16 buckets, 4 segments
     monkeypatch.setattr(kernels, "SUM_PER", 2)  # levels (5, 4) -> (3, 2) -> (2, 1) points
-    clear_cache()  # workspaces are sized by SEGMENT_BUCKETS and SUM_PER
+    clear_cache()  # workspaces are sized by the segments and SUM_PER
     try:
         pts = inputs.multiples(G1, N, random.Random(14))
         rng = random.Random(8)
