@@ -186,6 +186,7 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
         "cuda": backend.describe_toolchain(),
         "gpus": backend.describe_devices(),
         "backend": backend.backend_name(),
+        "cpu_code": backend.describe_cpu(),
         "kernel_cache": precompile.cache_report(),
     }
     if as_json:
@@ -205,6 +206,9 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
             + (f"{memory / GIB:.1f} GiB" if memory else "memory n/a"),
         )
     table.add_row("backend", f"[bold]{report['backend']}[/bold]")
+    cpu = report["cpu_code"]
+    table.add_row("cpu code", f"{cpu['isa']}; Fq products in " + (
+        "ADX assembly (mulx, adcx, adox)" if cpu["fq_product"] == "adx" else "LLVM's 64-bit code"))
     cache = report["kernel_cache"]
     table.add_row("kernel cache", f"{cache['folder']} ({cache['bytes'] / 2**20:.1f} MiB, {cache['entries']} entries)")
     if cache.get("prebuilt"):

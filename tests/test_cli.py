@@ -10,6 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from numba_cuzk import backend
+from numba_cuzk.field import adx
 from numba_cuzk.cli import app
 
 runner = CliRunner()
@@ -22,6 +23,7 @@ def test_info_json_keys():
     assert {"numba_cuzk", "python", "numba", "numba_cuda", "numpy", "llvmlite", "cuda", "gpus", "backend"} <= set(report)
     assert set(report["cuda"]) == {"runtime", "nvvm", "driver", "toolkit_wheel"}
     assert report["backend"] == backend.backend_name() in {"cuda", "cuda-simulator", "cpu"}
+    assert report["cpu_code"]["fq_product"] == ("adx" if adx.available() else "llvm")
     for gpu in report["gpus"]:
         assert {"id", "name", "compute_capability", "total_memory_bytes"} <= set(gpu)
 

@@ -14,7 +14,8 @@ of the fixed-radix sizes, selfcheck's checks):
     gpu_field_1.., gpu_msm_1.., gpu_ntt_1..       the light GPU kernels, a few per process
                                                   by package, compiled along gpu_paths()
     cpu_check_gN, cpu_msm_gN, cpu_setup_gN        the CPU backend's point kernels, run
-    cpu_codec, cpu_selfcheck                      field/codec's bulk kernels (KERNEL_MIN on);
+    cpu_codec, cpu_selfcheck                      field/codec's bulk kernels (KERNEL_MIN on)
+                                                  and Fq's products both ways (ADX or not);
                                                   selfcheck's (Fq's mul_sub, batch_inverse)
     cpu_prove    once the cpu_ tasks are done     a tiny setup and proof, run: the CPU's
     gpu_prove    once the GPU tasks are done      light kernels left, and a check that
@@ -181,8 +182,11 @@ def gpu_paths() -> list[tuple[Callable, tuple]]:
 def _codec() -> None:
     """field/codec's CPU kernels, which run from KERNEL_MIN elements on (a large witness's
     check, a large key's Montgomery conversions), the point-major copy of a large key's
-    upload, and the staging of host scalars (msm/staging.py): nothing tiny reaches them."""
+    upload, and the staging of host scalars (msm/staging.py): nothing tiny reaches them;
+    and Fq's products both ways (ADX and not: curve/target.compile_products), of which a
+    run binds one."""
     from numba_cuzk.curve.point_major import PARALLEL_MIN, point_major
+    from numba_cuzk.curve.target import compile_products
     from numba_cuzk.field import codec
     from numba_cuzk.field.params import FQ, FR
     from numba_cuzk.msm.staging import copy_words
@@ -193,6 +197,7 @@ def _codec() -> None:
         codec.first_noncanonical(limbs, params, out=np.empty_like(limbs))
     point_major(np.zeros((24, PARALLEL_MIN), dtype=np.uint32))  # a large key's upload
     copy_words(np.empty(8, np.uint32), np.zeros(8, np.uint32), 0, 8)  # host scalars' staging
+    compile_products()
 
 
 def _only(kernels: frozenset[str], fn: Callable, *args) -> None:

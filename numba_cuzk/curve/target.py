@@ -29,7 +29,9 @@ from numba_cuzk import _compat  # noqa: F401,I001  (numba patched before its fir
 from numba import carray, cfunc, njit, types
 from numba.core import extending as cpu_extending
 
-from numba_cuzk.field.mont import device
+from numba_cuzk.field import adx
+from numba_cuzk.field.mont import device, fq_ops
+from numba_cuzk.field.params import FQ
 from numba_cuzk.field.target import cuda_overload, forwarder
 from numba_cuzk.kernel_cache import add_cpu_preload, specialize
 
@@ -89,6 +91,17 @@ def _body3(o, a, b):
     op(carray(o, shape), carray(a, shape), carray(b, shape))
 
 
+product = None  # field/adx.py's product(out, a, b) on pointers, bound by _build
+
+
+def _adx_square(o, a):
+    product(o, a, a)
+
+
+def _adx_product(o, a, b):
+    product(o, a, b)
+
+
 _BOUND: dict[str, object] = {}  # symbol -> its cfunc, once bound in this process
 _DEFINED: dict[str, Callable] = {}  # symbol -> how to build its cfunc
 _BIND_LOCK = threading.Lock()
@@ -112,6 +125,27 @@ def _bind_all() -> None:
 add_cpu_preload(_bind_all)
 
 
+def _build(symbol: str, fn: Callable, arity: int, limbs: int, use_adx: bool | None = None):
+    """The symbol's cfunc: Fq's product and square as field/adx.py's assembly where this
+    host runs it (``use_adx`` None: adx.available()), every other operation (and those
+    elsewhere) as itself."""
+    signature = types.void(*([_U32_PTR] * arity))
+    if limbs == FQ.limbs and fn in (fq_ops.mul, fq_ops.sqr) and (adx.available() if use_adx is None else use_adx):
+        body = specialize(_adx_square if arity == 2 else _adx_product, f"{symbol}_adx", product=adx.product(FQ))
+    else:
+        body = specialize(_body2 if arity == 2 else _body3, symbol, op=fn, shape=(limbs,))
+    return cfunc(signature, cache=True)(body)
+
+
+def compile_products() -> None:
+    """Both cfuncs of Fq's product and square, the ADX assembly's (on x86-64) and LLVM's,
+    into the kernel cache, none bound: an archive built here then serves hosts with ADX and
+    without (`numba-cuzk compile`'s cpu_codec task)."""
+    for fn, arity in ((fq_ops.mul, 3), (fq_ops.sqr, 2)):
+        for use_adx in (True, False) if adx.X86_64 else (False,):
+            _build(_symbol(fn, FQ.limbs), fn, arity, FQ.limbs, use_adx)
+
+
 @lru_cache(maxsize=None)
 def field_call(fn: Callable, arity: int, limbs: int) -> Callable:
     """A ``device`` field function fn(out, a[, b]) on ``limbs``-limb arrays -> inlined on
@@ -122,10 +156,8 @@ def field_call(fn: Callable, arity: int, limbs: int) -> Callable:
     if arity not in (2, 3):
         raise ValueError(f"field_call: arity {arity} not supported")
     symbol = _symbol(fn, limbs)
-    body = specialize(_body2 if arity == 2 else _body3, symbol, op=fn, shape=(limbs,))
-    signature = types.void(*([_U32_PTR] * arity))
-    _DEFINED[symbol] = lambda: cfunc(signature, cache=True)(body)
-    external = types.ExternalFunction(symbol, signature)
+    _DEFINED[symbol] = lambda: _build(symbol, fn, arity, limbs)
+    external = types.ExternalFunction(symbol, types.void(*([_U32_PTR] * arity)))
     fallback = njit(forwarder(fn, arity))
 
     if arity == 2:
