@@ -30,6 +30,7 @@ from numba import carray, cfunc, njit, types
 from numba.core import extending as cpu_extending
 
 from numba_cuzk.field import adx
+from numba_cuzk.field.fq2 import FQ2_LIMBS, fq2_ops
 from numba_cuzk.field.mont import device, fq_ops
 from numba_cuzk.field.params import FQ
 from numba_cuzk.field.target import cuda_overload, forwarder
@@ -91,15 +92,21 @@ def _body3(o, a, b):
     op(carray(o, shape), carray(a, shape), carray(b, shape))
 
 
-product = None  # field/adx.py's product(out, a, b) on pointers, bound by _build
+product = None  # field/adx.py's product(out, a, b), bound by _adx_twins
 
 
-def _adx_square(o, a):
-    product(o, a, a)
+def _adx_square(out, a):
+    product(out, a, a)
 
 
-def _adx_product(o, a, b):
-    product(o, a, b)
+@lru_cache(maxsize=None)
+def _adx_twins() -> dict:
+    """{operation: its twin}: Fq's and Fq2's product and square made of field/adx.py's Fq
+    product (Fq2's formulas as fq2.py writes them, their Fq products the assembly's)."""
+    mul = adx.product(FQ)
+    return {fq_ops.mul: mul, fq_ops.sqr: device(specialize(_adx_square, "fq_sqr_adx", product=mul)),
+            fq2_ops.mul: device(specialize(fq2_ops.mul.py_func, "fq2_mul_adx", _mul=mul)),
+            fq2_ops.sqr: device(specialize(fq2_ops.sqr.py_func, "fq2_sqr_adx", _mul=mul))}
 
 
 _BOUND: dict[str, object] = {}  # symbol -> its cfunc, once bound in this process
@@ -126,24 +133,25 @@ add_cpu_preload(_bind_all)
 
 
 def _build(symbol: str, fn: Callable, arity: int, limbs: int, use_adx: bool | None = None):
-    """The symbol's cfunc: Fq's product and square as field/adx.py's assembly where this
-    host runs it (``use_adx`` None: adx.available()), every other operation (and those
-    elsewhere) as itself."""
-    signature = types.void(*([_U32_PTR] * arity))
-    if limbs == FQ.limbs and fn in (fq_ops.mul, fq_ops.sqr) and (adx.available() if use_adx is None else use_adx):
-        body = specialize(_adx_square if arity == 2 else _adx_product, f"{symbol}_adx", product=adx.product(FQ))
-    else:
-        body = specialize(_body2 if arity == 2 else _body3, symbol, op=fn, shape=(limbs,))
-    return cfunc(signature, cache=True)(body)
+    """The symbol's cfunc: Fq's and Fq2's product and square on field/adx.py's assembly
+    where this host runs it (``use_adx`` None: adx.available()), every other operation (and
+    those elsewhere) as itself."""
+    if use_adx is None:
+        use_adx = adx.available()
+    twin = _adx_twins().get(fn) if use_adx else None
+    name, op = (symbol, fn) if twin is None else (f"{symbol}_adx", twin)
+    body = specialize(_body2 if arity == 2 else _body3, name, op=op, shape=(limbs,))
+    return cfunc(types.void(*([_U32_PTR] * arity)), cache=True)(body)
 
 
 def compile_products() -> None:
-    """Both cfuncs of Fq's product and square, the ADX assembly's (on x86-64) and LLVM's,
-    into the kernel cache, none bound: an archive built here then serves hosts with ADX and
-    without (`numba-cuzk compile`'s cpu_codec task)."""
-    for fn, arity in ((fq_ops.mul, 3), (fq_ops.sqr, 2)):
+    """Both cfuncs of Fq's and Fq2's product and square, the ADX assembly's (on x86-64)
+    and LLVM's, into the kernel cache, none bound: an archive built here then serves hosts
+    with ADX and without (`numba-cuzk compile`'s cpu_codec task)."""
+    for fn, arity, limbs in ((fq_ops.mul, 3, FQ.limbs), (fq_ops.sqr, 2, FQ.limbs), (fq2_ops.mul, 3, FQ2_LIMBS),
+                             (fq2_ops.sqr, 2, FQ2_LIMBS)):
         for use_adx in (True, False) if adx.X86_64 else (False,):
-            _build(_symbol(fn, FQ.limbs), fn, arity, FQ.limbs, use_adx)
+            _build(_symbol(fn, limbs), fn, arity, limbs, use_adx)
 
 
 @lru_cache(maxsize=None)

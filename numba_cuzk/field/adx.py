@@ -116,8 +116,9 @@ def _constants(builder: ir.IRBuilder, params: FieldParams):
 
 @lru_cache(maxsize=None)
 def product(params: FieldParams):
-    """An intrinsic mul(out, a, b) on pointers to uint32 limbs (contiguous, 2n each: the
-    words' little-endian halves): out = a b / 2^(64 n) mod p, canonical residues in and out."""
+    """An intrinsic mul(out, a, b) on C-contiguous uint32 arrays of 2n limbs (the words'
+    little-endian halves, as every limb array here): out = a b / 2^(64 n) mod p, canonical
+    residues in and out; out may alias a or b."""
     from llvmlite import binding
 
     binding.initialize_native_asmparser()  # LLVM parses inline assembly with the target's parser
@@ -131,14 +132,15 @@ def product(params: FieldParams):
     constraints = "r,r,r,r," + ",".join(f"~{{{c}}}" for c in _CLOBBERS)
 
     def codegen(context, builder, signature, args):
-        operands = [builder.bitcast(a, pointer) for a in args] + [_constants(builder, params)]
+        data = [context.make_array(t)(context, builder, v).data for t, v in zip(signature.args, args)]
+        operands = [builder.bitcast(d, pointer) for d in data] + [_constants(builder, params)]
         builder.call(ir.InlineAsm(asm_type, text, constraints, side_effect=True), operands)
         return context.get_dummy_value()
 
-    u32_pointer = types.CPointer(types.uint32)
-
     def typer(typingctx, out, a, b):
-        if not all(t == u32_pointer for t in (out, a, b)):
+        limbs = (out, a, b)
+        if not all(isinstance(t, types.Array) and t.dtype == types.uint32 and t.ndim == 1 and t.layout == "C"
+                   for t in limbs):
             return None
         return types.void(out, a, b), codegen
 

@@ -1,5 +1,6 @@
-"""Fq's product in ADX assembly (field/adx.py) against Python integers, through the symbol
-every CPU caller uses (curve/target.field_call), and the binding's choice.
+"""Fq's product in ADX assembly (field/adx.py) against Python integers, through the symbols
+every CPU caller uses (curve/target.field_call): Fq's and Fq2's product and square, and
+the binding's choice.
 
 Montgomery forms are made here with Python ints. Each product runs three ways: into a
 fresh array, into its first input and into its second (out may alias either).
@@ -20,19 +21,24 @@ from numba import njit
 
 from numba_cuzk.curve import target
 from numba_cuzk.field import adx, codec
+from numba_cuzk.field.fq2 import fq2_ops
 from numba_cuzk.field.mont import fq_ops
 from numba_cuzk.field.params import FQ
+from numba_cuzk.field.reference import fq2
 from numba_cuzk.field.target import local_u32
 from tests.field.values import edge_values, elements
 
-N = FQ.limbs
+P = FQ.modulus
 POISON = np.uint32(0xA5A5A5A5)
+FIELDS = {"Fq": fq_ops, "Fq2": fq2_ops}
 needs_adx = pytest.mark.skipif(not adx.available(), reason="the host has no ADX/BMI2 (or NUMBA_CUZK_ADX=0)")
 
 
 @lru_cache(maxsize=None)
-def _runner():
-    mul, sqr = target.field_call(fq_ops.mul, 3, N), target.field_call(fq_ops.sqr, 2, N)
+def _runner(field: str):
+    ops = FIELDS[field]
+    N = ops.limbs
+    mul, sqr = target.field_call(ops.mul, 3, N), target.field_call(ops.sqr, 2, N)
 
     @njit
     def run(a, b, out):
@@ -60,57 +66,75 @@ def _runner():
     return run
 
 
-def _mont(values: list[int]) -> np.ndarray:
-    return codec.to_limbs([v * FQ.r % FQ.modulus for v in values], FQ)
+def _limbs(values: list) -> np.ndarray:
+    """Fq ints or Fq2 pairs -> Montgomery limbs, (12 or 24, n)."""
+    parts = [(v,) if isinstance(v, int) else v for v in values]
+    return np.vstack([codec.to_limbs([p[c] * FQ.r % P for p in parts], FQ) for c in range(len(parts[0]))])
 
 
-def _products(a: list[int], b: list[int]) -> np.ndarray:
-    out = np.full((4, N, len(a)), POISON, dtype=np.uint32)
-    _runner()(_mont(a), _mont(b), out)
+def _values(limbs: np.ndarray, field: str) -> list:
+    raw = [codec.from_limbs(limbs[c * FQ.limbs:(c + 1) * FQ.limbs], FQ) for c in range(limbs.shape[0] // FQ.limbs)]
+    assert all(v < P for part in raw for v in part), "a result is not canonical (>= p)"
+    canonical = [[v * FQ.r_inv % P for v in part] for part in raw]
+    return canonical[0] if field == "Fq" else list(zip(*canonical))
+
+
+def _products(field: str, a: list, b: list) -> np.ndarray:
+    out = np.full((4, FIELDS[field].limbs, len(a)), POISON, dtype=np.uint32)
+    _runner(field)(_limbs(a), _limbs(b), out)
     return out
 
 
-def _check(a: list[int], b: list[int]) -> None:
-    p = FQ.modulus
-    out = _products(a, b)
-    for k, want in enumerate(([x * y % p for x, y in zip(a, b)],) * 3 + ([x * x % p for x in a],)):
-        raw = codec.from_limbs(out[k], FQ)
-        assert all(v < p for v in raw), f"form {k}: a result is not canonical (>= p)"
-        assert [v * FQ.r_inv % p for v in raw] == want, f"form {k} differs from Python's integers"
+def _check(field: str, a: list, b: list) -> None:
+    mul = (lambda x, y: x * y % P) if field == "Fq" else fq2.mul
+    out = _products(field, a, b)
+    want = [mul(x, y) for x, y in zip(a, b)]
+    for k in range(3):
+        assert _values(out[k], field) == want, f"{field} product, form {k}, differs from Python's integers"
+    assert _values(out[3], field) == [mul(x, x) for x in a], f"{field} square differs"
+
+
+def _edges() -> list[int]:
+    words = [(1 << 64 * k) - 1 for k in range(1, 6)] + [P - (1 << 64 * k) for k in range(6)]
+    return sorted({v % P for v in edge_values(FQ) + words})
 
 
 @needs_adx
-def test_the_symbol_is_bound_to_the_assembly():
-    _products([1], [1])
-    for fn, arity in ((fq_ops.mul, 3), (fq_ops.sqr, 2)):
-        assert target._BOUND[target._symbol(fn, N)].__qualname__.endswith("_adx")
+@pytest.mark.parametrize("field", FIELDS)
+def test_the_symbols_are_bound_to_the_assembly(field):
+    _check(field, [_edges()[1]] if field == "Fq" else [(1, 2)], [_edges()[2]] if field == "Fq" else [(3, 4)])
+    ops = FIELDS[field]
+    for fn in (ops.mul, ops.sqr):
+        assert target._BOUND[target._symbol(fn, ops.limbs)].__qualname__.endswith("_adx")
 
 
 @needs_adx
 def test_every_pair_of_edge_values():
-    edges = edge_values(FQ) + [(1 << 64 * k) - 1 for k in range(1, 6)] + [FQ.modulus - (1 << 64 * k) for k in range(6)]
-    edges = sorted({v % FQ.modulus for v in edges})
-    _check([x for x in edges for _ in edges], [y for _ in edges for y in edges])
+    edges = _edges()
+    _check("Fq", [x for x in edges for _ in edges], [y for _ in edges for y in edges])
+    pairs = [(x, y) for x in edges[::3] for y in edges[1::3]]
+    _check("Fq2", pairs, pairs[::-1])
 
 
 @needs_adx
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(elements(FQ), elements(FQ)), min_size=1, max_size=64))
-def test_random_products(pairs):
-    _check([x for x, _ in pairs], [y for _, y in pairs])
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(elements(FQ), elements(FQ), elements(FQ), elements(FQ)), min_size=1, max_size=32))
+def test_random_products(values):
+    _check("Fq", [v[0] for v in values], [v[1] for v in values])
+    _check("Fq2", [v[:2] for v in values], [v[2:] for v in values])
 
 
-def test_without_adx_the_symbol_is_llvms_and_agrees():
-    """NUMBA_CUZK_ADX=0 binds wide.py's product; the same products come out (a process of
+def test_without_adx_the_symbols_are_llvms_and_agree():
+    """NUMBA_CUZK_ADX=0 binds wide.py's products; the same products come out (a process of
     its own: a symbol is bound once per process)."""
-    code = ("from tests.field.test_adx import _products, target, fq_ops, N; import sys;"
-            "out = _products([3, 5], [7, 11]);"
-            "sys.stdout.write(target._BOUND[target._symbol(fq_ops.mul, N)].__qualname__ + ' ' + out.tobytes().hex())")
+    code = ("import sys; from tests.field.test_adx import _products, target, fq2_ops;"
+            "out = _products('Fq2', [(3, 5)], [(7, 11)]);"
+            "sys.stdout.write(target._BOUND[target._symbol(fq2_ops.mul, 24)].__qualname__ + ' ' + out.tobytes().hex())")
     env = os.environ | {adx.ENV: "0"}
     name, hexed = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                                  check=True).stdout.split()
     assert not name.endswith("_adx")
-    assert bytes.fromhex(hexed) == _products([3, 5], [7, 11]).tobytes()
+    assert bytes.fromhex(hexed) == _products("Fq2", [(3, 5)], [(7, 11)]).tobytes()
 
 
 def test_schedule_and_field_limits():
