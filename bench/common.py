@@ -100,6 +100,10 @@ def record(name: str, value: float, unit: str, device: str, params: dict | None 
     if peer and peer.get("timing", timing) != timing:
         raise ValueError(f"{name}: a {timing} record cannot have a {peer['timing']} peer ({peer['name']})")
     params = {**(params or {}), "timing": timing, **({"dirty_tree": True} if dirty() else {})}
+    if device.startswith("cpu:"):  # which Fq product the CPU backend ran (field/adx.py): figures move with it
+        from numba_cuzk.field import adx
+
+        params.setdefault("fq_product", "adx" if adx.available() else "llvm")
     rec = {"name": name, "value": round(float(value), 4), "unit": unit, "device": device,
            "commit": commit(), "date": datetime.date.today().isoformat(),
            # time (UTC): which of a day's records is the latest (bench/table.py)

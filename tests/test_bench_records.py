@@ -118,3 +118,16 @@ def test_the_closed_form_is_the_msm_of_the_bench_bases():
     assert msm_check.check(G1, 13, scalars, want).startswith("closed form")
     with pytest.raises(AssertionError, match="differs from the closed form"):
         msm_check.check(G1, 13, scalars, inputs.ark_to_reference(t1[0], G1))
+
+
+def test_a_cpu_record_names_its_fq_product(monkeypatch):
+    """CPU figures move with the Fq product the process bound (field/adx.py): a CPU record
+    says which, a GPU record does not."""
+    from numba_cuzk.field import adx
+
+    monkeypatch.setattr(common, "commit", lambda: "abc1234")
+    monkeypatch.setattr(common, "dirty", lambda: False)
+    cpu = common.record("x_cpu", 1.0, "ms", "cpu:AMD EPYC x2", timing=common.TIMINGS[0])
+    gpu = common.record("x", 1.0, "ms", "NVIDIA H200", timing=common.TIMINGS[0])
+    assert cpu["params"]["fq_product"] == ("adx" if adx.available() else "llvm")
+    assert "fq_product" not in gpu["params"]
