@@ -118,14 +118,3 @@ def describe_toolchain() -> dict:
         info["driver"] = dotted(driver.get_version)
     return info
 
-
-def describe_cpu() -> dict:
-    """What the CPU backend's code is compiled for: ``isa``, the CPU name its kernels
-    target (kernel_cache.cpu_isa: "host" where it is the host's own), and ``fq_product``,
-    the code Fq's products run (field/adx.py: "adx" where this host runs the ADX
-    assembly, else "llvm", wide.py's)."""
-    from numba_cuzk.field import adx
-    from numba_cuzk.kernel_cache import cpu_isa
-
-    isa = cpu_isa()
-    return {"isa": isa[0] if isa else "host", "fq_product": "adx" if adx.available() else "llvm"}

@@ -186,7 +186,7 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
         "cuda": backend.describe_toolchain(),
         "gpus": backend.describe_devices(),
         "backend": backend.backend_name(),
-        "cpu_code": backend.describe_cpu(),
+        "cpu_code": _cpu_code(),
         "kernel_cache": precompile.cache_report(),
     }
     if as_json:
@@ -218,6 +218,17 @@ def info(as_json: bool = typer.Option(False, "--json", help="Print the report as
         table.add_row(f"  {target} kernels", f"{have} of {total} cached" + (
             ": `numba-cuzk compile` fills it" if have == 0 else " (the others compile on first use)" * (have < total)))
     console.print(table)
+
+
+def _cpu_code() -> dict:
+    """What the CPU backend's code is compiled for: ``isa``, the CPU its kernels target
+    (kernel_cache.cpu_isa; "host" where it is the host's own), and ``fq_product``, the code
+    Fq's products run: "adx" (field/adx.py's assembly, where this host has ADX) or "llvm"."""
+    from numba_cuzk import kernel_cache
+    from numba_cuzk.field import adx
+
+    isa = kernel_cache.cpu_isa()
+    return {"isa": isa[0] if isa else "host", "fq_product": "adx" if adx.available() else "llvm"}
 
 
 def _print_kernels(as_json: bool) -> None:
