@@ -117,4 +117,3 @@ def describe_toolchain() -> dict:
 
         info["driver"] = dotted(driver.get_version)
     return info
-
