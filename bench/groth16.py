@@ -45,7 +45,7 @@ from numba_cuzk.groth16.prove import STREAM_PHASES, Prover, placed_queries
 from numba_cuzk.groth16.setup import setup
 from numba_cuzk.groth16.timing import PhaseTimer
 
-HOST_PHASES = {"stage", "sync", "epilogue"}
+HOST_PHASES = {"stage", "blinding", "sync", "epilogue"}
 GB = 1e9
 
 

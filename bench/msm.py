@@ -296,7 +296,7 @@ def variant_record(curve, log_n: int, bases, d_scalars, want, runs: int, device:
     (device-throughput, median of ``runs`` after a warm-up, spread_pct = (max - min) /
     median of them), stages_ms; floor_ms and vs_floor where the add ``rate`` (G/s) is known."""
     n = 1 << log_n
-    plan = make_plan(n, **overrides)
+    plan = make_plan(n, **overrides, degree=curve.degree)
     out = cuda.device_array(result_shape(n, curve, plan.c), dtype=np.uint32)  # its window count
     label = f"{curve.name} 2^{log_n} {variant_name(overrides) or 'plain'}"
     if to_point(msm(bases, d_scalars, out=out, **overrides)) != want:
@@ -373,7 +373,7 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
         first = len(records)
         t0 = time.perf_counter()
         n = 1 << log_n
-        plan = make_plan(n)
+        plan = make_plan(n, degree=curve.degree)
         built = base_set.device(n)
         host_bases = built.copy_to_host() if sppark else None
         bases = upload_bases(built, curve)
@@ -431,7 +431,7 @@ def bench_curve(curve, logs: list[int], runs: int, device: str, bits: bool, rng,
         plans = []
         for key, value in sweep:
             if key == "window_delta":
-                key, value = "window", make_plan(n).c + value
+                key, value = "window", make_plan(n, degree=curve.degree).c + value
             if key == "threads":
                 records.append(block_size_record(bases, d_scalars, out, got, runs, value, name, log_n, device, params))
                 continue
@@ -485,7 +485,7 @@ def check_sizes(curve, logs: list[int], rng) -> None:
         got = to_point(msm(bases, cuda.to_device(scalars), out=cuda.device_array(result_shape(n, curve),
                                                                                  dtype=np.uint32)))
         checked = msm_check.check(curve, log_n, scalars, got)
-        print(f"{curve.name} 2^{log_n}: plan {make_plan(n)} checked: {checked} [{time.perf_counter() - t0:.1f} s]",
+        print(f"{curve.name} 2^{log_n}: plan {make_plan(n, degree=curve.degree)} checked: {checked} [{time.perf_counter() - t0:.1f} s]",
               flush=True)
         del bases
         clear_cache()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from numba_cuzk.engine.config import ASSEMBLY_KINDS
 from numba_cuzk.engine.record import now_ns
 from numba_cuzk.groth16.keys import Proof
-from numba_cuzk.groth16.prove import EpilogueKey, assemble
+from numba_cuzk.groth16.prove import Blinding, EpilogueKey, assemble
 
 @dataclass(frozen=True)
 class Assembled:
@@ -34,10 +34,10 @@ class Assembled:
     end_ns: int
 
 
-def run_assembly(key: EpilogueKey, points: dict, public_inputs: list[int]) -> Assembled:
+def run_assembly(key: EpilogueKey, points: dict, public_inputs: list[int], blinding: Blinding) -> Assembled:
     """Runs in the pool: assemble and check (ValueError if the proof does not verify)."""
     start = now_ns()
-    proof = assemble(key, points, public_inputs, check=True)
+    proof = assemble(key, points, public_inputs, check=True, blinding=blinding)
     return Assembled(proof, start, now_ns())
 
 
@@ -55,9 +55,9 @@ class Assembler:
             ThreadPoolExecutor(workers, thread_name_prefix="assembly") if kind == "thread" else
             ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_process))
 
-    def submit(self, key: EpilogueKey, points: dict, public_inputs: list[int]) -> Future:
+    def submit(self, key: EpilogueKey, points: dict, public_inputs: list[int], blinding: Blinding) -> Future:
         """Future[Assembled]; returns at once."""
-        return self._executor.submit(run_assembly, key, points, public_inputs)
+        return self._executor.submit(run_assembly, key, points, public_inputs, blinding)
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=True)

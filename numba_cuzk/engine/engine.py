@@ -45,6 +45,7 @@ from numba_cuzk.engine.nvml import NvmlSampler
 from numba_cuzk.engine.record import Recorder, now_ns
 from numba_cuzk.engine.synthesis import SHARED_DIR, Synthesized, SynthesisPool, WitnessCheck
 from numba_cuzk.events import TimelineWriter
+from numba_cuzk.groth16.prove import Blinding
 
 
 class Engine:
@@ -249,10 +250,10 @@ class Engine:
             part.admitted = False
             self.budget.release(part.nbytes)
 
-    def assemble(self, staged: Staged, device: int, points: dict, kernel_ms: float) -> None:
+    def assemble(self, staged: Staged, device: int, points: dict, blinding: Blinding, kernel_ms: float) -> None:
         """A GPU worker's collected partition: its proof assembled, checked and written in
         the assembly pool (numba_cuzk.engine.assembly); returns at once."""
-        future = self.assembler.submit(staged.resident.prover.epilogue_key, points, staged.public)
+        future = self.assembler.submit(staged.resident.prover.epilogue_key, points, staged.public, blinding)
         future.add_done_callback(lambda f: self._assembled(staged, device, kernel_ms, f))
 
     def _assembled(self, staged: Staged, device: int, kernel_ms: float, future: Future) -> None:

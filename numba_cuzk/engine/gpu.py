@@ -49,7 +49,7 @@ from numba_cuzk.engine.record import Recorder, host_ms_to_ns, now_ns
 from numba_cuzk.groth16.keys import ProvingKey
 from numba_cuzk.groth16.memory import free_bytes, plan_memory
 from numba_cuzk.groth16.shape import KeyShape
-from numba_cuzk.groth16.prove import STREAM_PHASES, ProofSlot, Prover, placed_queries
+from numba_cuzk.groth16.prove import STREAM_PHASES, Blinding, ProofSlot, Prover, placed_queries
 from numba_cuzk.groth16.timing import ClockAnchor, PhaseTimer
 
 # recorded as intervals of their own (a streamed query's copies overlap the kernels); the other phases are kernels
@@ -186,7 +186,7 @@ class Pipeline(Protocol):
     recorder: Recorder
 
     def release(self, part: Partition) -> None: ...
-    def assemble(self, staged: Staged, device: int, points: dict, kernel_ms: float) -> None: ...
+    def assemble(self, staged: Staged, device: int, points: dict, blinding: Blinding, kernel_ms: float) -> None: ...
     def failed(self, part: Partition, stage: str, error: BaseException) -> None: ...
     def skip(self, part: Partition) -> None: ...
 
@@ -240,11 +240,11 @@ def gpu_worker(device: Device, worker: int, pipeline: Pipeline) -> None:
                 pipeline.skip(part)
                 continue
             try:
-                points, kernel_ms = _device_work(device, worker, staged, pipeline.recorder)
+                points, blinding, kernel_ms = _device_work(device, worker, staged, pipeline.recorder)
             except Exception as exc:  # the partition's job fails; the worker serves the next one
                 pipeline.failed(part, "gpu", exc)
                 continue
-            pipeline.assemble(staged, device.id, points, kernel_ms)  # off this worker's path: returns at once
+            pipeline.assemble(staged, device.id, points, blinding, kernel_ms)  # off this worker's path: returns at once
 
 
 def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> tuple[dict, float]:
@@ -275,6 +275,7 @@ def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> 
         rec.interval("lock_wait", asked, got, **ids, **where)
         rec.interval("lock_held", got, released, **ids, **where)
     try:
+        blinding = prover.epilogue_key.blinding()  # while the device works: off the epilogue's path
         points = prover.collect(slot, timer)
         end = now_ns()
         # read before the slot goes back: a slot's graph records the same events on every replay
@@ -293,4 +294,4 @@ def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> 
         else:
             kernel_ms += end_ms - start_ms
             rec.kernel(phase, start_ns, end_ns, **ids, device=device.id, **ops.get(phase, {}))
-    return points, kernel_ms
+    return points, blinding, kernel_ms

@@ -51,7 +51,7 @@ def msm_fq_muls(curve: CurveParams, n: int, ones: int, zeros: int) -> int:
     """An MSM of ``n`` scalars of which ``ones`` are 1 and ``zeros`` are 0."""
     if n == 0:
         return 0
-    plan = make_plan(n)
+    plan = make_plan(n, degree=curve.degree)
     mixed = plan.windows * (n - ones - zeros) + ones
     fq = MIXED_ADD_FQ * mixed + FULL_ADD_FQ * 2 * plan.windows * plan.buckets
     return fq * (FQ2_AS_FQ if curve.degree == 2 else 1)

@@ -210,7 +210,8 @@ def msm_plan(shape: KeyShape, curve: CurveParams, streamed: tuple[str, ...], chu
     n = max(shape.points(q) for q in queries)
     if all(q in streamed for q in queries):
         n = min(n, chunk)
-    return make_plan(max(n, 1), window if curve is G1 else None, affine=affine if curve is G1 else None)
+    return make_plan(max(n, 1), window if curve is G1 else None, affine=affine if curve is G1 else None,
+                     degree=curve.degree)
 
 
 def windows_of(plan: MemoryPlan, query: str) -> int:
@@ -289,7 +290,7 @@ def plan_with(shape: KeyShape, streamed: tuple[str, ...], *, slots: int = 1, chu
     tail = None if tail is None else min(tail, shape.n_vars)
     bits = tuple(q for q in WITNESS_QUERIES if q in resident) if tail else ()
     plans = {c.name: msm_plan(shape, c, streamed, chunk, bits, window, affine) for c in (G1, G2)}
-    tail_plans = {c.name: make_plan(tail) for c in (G1, G2) if any(QUERIES[q][1] is c for q in bits)}
+    tail_plans = {c.name: make_plan(tail, degree=c.degree) for c in (G1, G2) if any(QUERIES[q][1] is c for q in bits)}
     return MemoryPlan(shape, slots, chunk, resident, tuple(streamed), plans,
                       tuple(_items(shape, slots, tuple(streamed), chunk, plans, tail, tail_plans, bits)), free,
                       tuple(placed), tail, tail_plans)

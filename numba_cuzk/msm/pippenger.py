@@ -231,7 +231,7 @@ def clear_cache() -> None:
 
 def result_shape(n: int, curve: CurveParams, window: int | None = None) -> tuple[int, int]:
     """Shape of the ``out`` array of an MSM of n scalars: (4L, windows) of the plan."""
-    return 4 * curve.limbs, make_plan(n, window).windows
+    return 4 * curve.limbs, make_plan(n, window, degree=curve.degree).windows
 
 
 def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = False,
@@ -254,7 +254,8 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
     if bases.on_device and not is_point_major(bases.points):  # a copy per call: upload_bases keeps one
         bases = Bases(curve, point_major(bases.points, stream=stream))
     n = _check_scalars(scalars, bases.count if indices is None else K.MAX_SCALARS)  # indices: any base
-    plan = make_plan(n, window, chunk, segment, scatter, registers, affine) if workspace is None else _workspace_plan(
+    plan = make_plan(n, window, chunk, segment, scatter, registers, affine, degree=curve.degree) if workspace is None \
+        else _workspace_plan(
         workspace, curve, n, (window, chunk, segment, scatter, registers, affine))
     if plan.affine is not None and curve.degree != 1:
         raise ValueError(f"msm: batch-affine accumulation (affine) serves G1 only, not {curve.name}")

@@ -32,6 +32,17 @@ operations for its offset multiple, so a smaller segment shortens the reduction'
 path and raises its thread count (and the offset work, which is per thread): a tuning
 knob for bench/msm.py's --sweep, not a cost-model choice.
 
+Small G2: the model counts the reduction's running sums but not each reduce thread's
+offset multiple (~2 (c - 1) additions), nor that a small MSM's time is its longest row of
+additions rather than their number. For G2, whose additions take ~4x G1's, that made c too
+wide below 2^17: measured on an H100 (bench/NOTES.md, 2026-12-05, the day's device
+session), G2 2^14 at c = 9, 10, 11 (the model's), 12: 3.15, 2.66, 3.69, 4.22 ms; 2^16 at
+c = 10, 11, 12, 13 (the model's): 5.17, 6.22, 6.14, 6.67 ms. So a G2 plan of at most
+SMALL_G2 scalars takes at most SMALL_G2_BITS, on either backend: on the 2-core CPU the cap
+measured neutral (G2 2^14 at c = 10, 11: 146, 143 ms; 2^16 at c = 10, 13: 587, 583 ms).
+G1's small MSMs were flat within noise over c on the H100 (2^14: 2.3-2.4 ms at c = 8..12)
+and keep the model's choice.
+
 Scatter: windows per scatter launch. Each launch reads every scalar again but writes the
 entries of its windows only, 4n bytes per window at random slots, which L2 (50 MB on the
 H200) merges into whole sectors while it holds them. So a launch takes as many windows
@@ -74,6 +85,7 @@ MIN_RUNS = 1 << 16  # runs of all windows, at least
 SCATTER_BYTES = 32 << 20  # entries a scatter launch writes (see Scatter above)
 MIN_REGISTERS, MAX_REGISTERS = 64, 255  # the accumulation's register cap (see Registers above)
 MIN_AFFINE, MAX_AFFINE = 1, 30  # log2 of a batch-affine wave's scratch rows (see Affine above)
+SMALL_G2, SMALL_G2_BITS = 1 << 16, 10  # see Small G2 above
 
 
 @dataclass(frozen=True)
@@ -120,16 +132,19 @@ def cost(n: int, c: int) -> float:
     return -(-DIGIT_BITS // c) * (n + REDUCE_WEIGHT * (1 << (c - 1)))
 
 
-def best_window(n: int) -> int:
-    """The c in [MIN_BITS, CHOSEN_BITS] of least ``cost`` (the smaller c on ties)."""
-    return min(range(MIN_BITS, CHOSEN_BITS + 1), key=lambda c: (cost(max(n, 1), c), c))
+def best_window(n: int, degree: int = 1) -> int:
+    """The c in [MIN_BITS, CHOSEN_BITS] of least ``cost`` (the smaller c on ties); for a G2
+    MSM (``degree`` 2) of at most SMALL_G2 scalars, at most SMALL_G2_BITS (see Small G2)."""
+    c = min(range(MIN_BITS, CHOSEN_BITS + 1), key=lambda c: (cost(max(n, 1), c), c))
+    return min(c, SMALL_G2_BITS) if degree == 2 and n <= SMALL_G2 else c
 
 
 def make_plan(n: int, window: int | None = None, chunk: int | None = None, segment: int | None = None,
-              scatter: int | None = None, registers: int | None = None, affine: int | None = None) -> Plan:
-    """The plan for n scalars; ``window``, ``chunk``, ``segment``, ``scatter``,
-    ``registers`` and ``affine`` override the choices (tuning)."""
-    c = best_window(n) if window is None else window
+              scatter: int | None = None, registers: int | None = None, affine: int | None = None, *,
+              degree: int = 1) -> Plan:
+    """The plan for n scalars of a G1 (``degree`` 1) or G2 (2) MSM; ``window``, ``chunk``,
+    ``segment``, ``scatter``, ``registers`` and ``affine`` override the choices (tuning)."""
+    c = best_window(n, degree) if window is None else window
     if not MIN_BITS <= c <= MAX_BITS:
         raise ValueError(f"window bits must be in [{MIN_BITS}, {MAX_BITS}], got {c}")
     if chunk is None:

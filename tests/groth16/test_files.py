@@ -18,7 +18,8 @@ from numba_cuzk.groth16.formats import read_wtns, write_r1cs, write_wtns
 
 REPO = Path(__file__).resolve().parents[2]
 STEPS = ["read_witness", "check_witness", "read_zkey", "prepare", "prove", "write"]
-PHASES = {"stage", "upload", "matvec", "ntt", "msm_a", "msm_b1", "msm_b2", "msm_c", "msm_h", "download", "sync", "epilogue"}
+PHASES = {"stage", "upload", "matvec", "ntt", "msm_a", "msm_b1", "msm_b2", "msm_c", "msm_h", "download", "blinding", "sync",
+          "epilogue"}
 
 
 def cli(*args):

@@ -14,6 +14,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from numba import cuda
 
 from numba_cuzk.curve import layout
@@ -268,10 +269,31 @@ def test_zkey_bad_point_named_unless_trusted(key, tmp_path, field, curve, index,
     np.testing.assert_array_equal(getattr(trusted, field), arr)
 
 
-def test_zkey_bad_header_point(key, tmp_path):
-    write_zkey(tmp_path / "k.zkey", dataclasses.replace(key, delta_g2=g2.point_off_curve(random.Random(3))))
-    with pytest.raises(ValueError, match=r"zkey section 2 \(groth16 header\): delta_g2: not on curve"):
+@pytest.mark.parametrize(("field", "bad", "reason"), [
+    ("delta_g2", "off_curve", "not on curve"),
+    ("delta_g1", "off_subgroup", "not in the prime-order subgroup"),
+    ("beta_g2", "off_subgroup", "not in the prime-order subgroup"),
+])
+def test_zkey_bad_header_point(key, tmp_path, field, bad, reason):
+    ref = g2 if field.endswith("g2") else g1
+    point = ref.point_off_curve(random.Random(3)) if bad == "off_curve" else ref.point_off_subgroup(random.Random(3))
+    write_zkey(tmp_path / "k.zkey", dataclasses.replace(key, **{field: point}))
+    with pytest.raises(ValueError, match=rf"zkey section 2 \(groth16 header\): {field}: {reason}"):
         read_zkey(tmp_path / "k.zkey")
+
+
+@pytest.mark.parametrize("curve", [G1, G2], ids=["g1", "g2"])
+@settings(max_examples=10, deadline=None)
+@given(k=st.integers(0, 2**64), seed=st.integers(0, 2**32))
+def test_point_problem_matches_the_reference(curve, k, seed):
+    """points.problem (arkworks' subgroup test) against the reference's Scott test, on
+    multiples of the generator (identity at k = 0), off-subgroup and off-curve points."""
+    ref = points.reference(curve)
+    rng = random.Random(seed)
+    for point in (ref.mul(ref.generator, k), None, ref.point_off_subgroup(rng), ref.point_off_curve(rng)):
+        expected = (None if ref.in_subgroup_fast(point) else "not in the prime-order subgroup") \
+            if ref.is_on_curve(point) else "not on curve"
+        assert points.problem(point, curve) == expected
 
 
 @pytest.mark.parametrize("device", [

@@ -353,3 +353,23 @@ def test_gpu_bit_tail_split_matches_plain_msms():
         Prover(pk, gpu=True, tail=64).prove(dense)
     roomy = Prover(pk, gpu=True, tail=1 << 12)
     assert pairing.verify(pk.verifying_key, roomy.public_inputs(dense), roomy.prove(dense))
+
+
+def test_blinding_gives_the_proof_its_r_and_s(cube):
+    """A proof assembled with a drawn Blinding is Groth16's A = alpha + A' + r delta,
+    B = beta + B' + s delta, C = C' + H' + s A + r B1 - r s delta (B1 = beta + B1' + s delta),
+    worked out here in the reference's integers; each draw is fresh."""
+    _, witness, pk, prover = cube
+    slot = prover.slots[0]
+    slot.load(witness, prover.stream, PhaseTimer())
+    msm = {name: to_point(sums) for name, sums in prover.device_work(slot, PhaseTimer()).items()}
+    blinding = prover.epilogue_key.blinding()
+    assert blinding.r != prover.epilogue_key.blinding().r
+    r, s = blinding.r, blinding.s
+    proof = prover.assemble(prover.device_work(slot, PhaseTimer()), prover.public_inputs(witness), blinding=blinding)
+    a = g1.add(g1.add(pk.alpha_g1, msm["a"]), g1.mul(pk.delta_g1, r))
+    b1 = g1.add(g1.add(pk.beta_g1, msm["b1"]), g1.mul(pk.delta_g1, s))
+    c = g1.add(g1.add(msm["c"], msm["h"]), g1.add(g1.mul(a, s), g1.mul(b1, r)))
+    assert proof.a == a
+    assert proof.b == g2.add(g2.add(pk.beta_g2, msm["b2"]), g2.mul(pk.delta_g2, s))
+    assert proof.c == g1.add(c, g1.neg(g1.mul(pk.delta_g1, r * s % R)))
