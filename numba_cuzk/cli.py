@@ -23,7 +23,6 @@ import threading
 import time
 import traceback
 import warnings
-import weakref
 from importlib import metadata
 from typing import NoReturn
 
@@ -115,23 +114,11 @@ def _exit(code: int) -> NoReturn:
     threads = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
     if threads or _watched():
         sys.exit(code)
-    _leave_to_the_driver()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # closed, or a closed pipe
             stream.flush()
     os._exit(code)
-
-
-def _leave_to_the_driver() -> None:
-    """Take numba-cuda's finalizers (device memory, modules, streams, events, contexts) off
-    the exit's run of weakref.finalize callbacks: each is a driver call (cuMemFree,
-    cuModuleUnload, ...) on a resource that the driver releases whole when the process
-    ends. The registry is weakref's own (a private attribute, hence the default)."""
-    for finalizer in list(getattr(weakref.finalize, "_registry", ())):
-        info = finalizer.peek()
-        if info is not None and getattr(info[1], "__module__", "").startswith("numba.cuda."):
-            finalizer.atexit = False
 
 
 def _watched() -> bool:
