@@ -283,7 +283,7 @@ def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> 
     finally:
         staged.resident.free.put(slot)
     rec.interval("gpu_bracket", start, end, **ids, **where)
-    ops = proof_ops(prover.pk, part.counts, prover.memory.bits)
+    ops = proof_ops(prover.pk, part.counts, prover.memory.bits, device.gpu)
     kernel_ms = 0.0
     for phase, start_ms, end_ms in intervals:
         start_ns, end_ns = host_ms_to_ns(start_ms), host_ms_to_ns(end_ms)

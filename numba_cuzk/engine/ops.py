@@ -47,11 +47,12 @@ def ntt_fr_muls(n: int) -> int:
     return NTT_TRANSFORMS * ((n // 2) * log_n + n) + n
 
 
-def msm_fq_muls(curve: CurveParams, n: int, ones: int, zeros: int) -> int:
-    """An MSM of ``n`` scalars of which ``ones`` are 1 and ``zeros`` are 0."""
+def msm_fq_muls(curve: CurveParams, n: int, ones: int, zeros: int, gpu: bool = True) -> int:
+    """An MSM of ``n`` scalars of which ``ones`` are 1 and ``zeros`` are 0 (on the GPU, or
+    the CPU backend's plan)."""
     if n == 0:
         return 0
-    plan = make_plan(n, degree=curve.degree)
+    plan = make_plan(n, degree=curve.degree, gpu=gpu)
     mixed = plan.windows * (n - ones - zeros) + ones
     fq = MIXED_ADD_FQ * mixed + FULL_ADD_FQ * 2 * plan.windows * plan.buckets
     return fq * (FQ2_AS_FQ if curve.degree == 2 else 1)
@@ -81,10 +82,12 @@ def scalar_counts(witness: np.ndarray, private_from: int) -> ScalarCounts:
                         int(zeros[private_from:].sum()))
 
 
-def proof_ops(pk: ProvingKey, counts: ScalarCounts | None, bits: tuple[str, ...] = ()) -> dict[str, dict[str, int]]:
-    """{phase: {"fr_muls": k} or {"fq_muls": k}} for the prover's kernel phases. The witness
-    MSMs (msm_a, msm_b1, msm_b2, msm_c) are counted from ``counts``, except the queries in
-    ``bits`` (on the bit/tail split: the module docstring) and all of them without counts."""
+def proof_ops(pk: ProvingKey, counts: ScalarCounts | None, bits: tuple[str, ...] = (),
+              gpu: bool = True) -> dict[str, dict[str, int]]:
+    """{phase: {"fr_muls": k} or {"fq_muls": k}} for the prover's kernel phases (on the GPU,
+    or ``gpu`` False the CPU backend). The witness MSMs (msm_a, msm_b1, msm_b2, msm_c) are
+    counted from ``counts``, except the queries in ``bits`` (on the bit/tail split: the
+    module docstring) and all of them without counts."""
     n, m, private = pk.domain_size, pk.n_vars, pk.n_public + 1
     ops = {"matvec": {"fr_muls": matvec_fr_muls(m, int(pk.coefficients.matrix.size), n)},
            "ntt": {"fr_muls": ntt_fr_muls(n)},
@@ -92,7 +95,7 @@ def proof_ops(pk: ProvingKey, counts: ScalarCounts | None, bits: tuple[str, ...]
     if counts is None:
         return ops
     g1 = msm_fq_muls(G1, m, counts.ones, counts.zeros)
-    witness_msms = {"a": g1, "b1": g1, "b2": msm_fq_muls(G2, m, counts.ones, counts.zeros),
+    witness_msms = {"a": g1, "b1": g1, "b2": msm_fq_muls(G2, m, counts.ones, counts.zeros, gpu),
                     "c": msm_fq_muls(G1, m - private, counts.private_ones, counts.private_zeros)}
     ops.update((f"msm_{q}", {"fq_muls": k}) for q, k in witness_msms.items() if q not in bits)
     return ops

@@ -224,7 +224,7 @@ class Prover:
         if self.gpu:
             return memory.result_shape(self.memory, name)
         size = {"c": self.pk.n_vars - self.pk.n_public - 1, "h": self.pk.domain_size}.get(name, self.pk.n_vars)
-        return 4 * curve.limbs, make_plan(size, degree=curve.degree).windows
+        return 4 * curve.limbs, make_plan(size, degree=curve.degree, gpu=False).windows
 
     def prove(self, witness: np.ndarray, *, timer: PhaseTimer | None = None, check: bool = True) -> Proof:
         """A proof for ``witness`` ((8, n_vars) uint32 canonical Fr, host). ``timer``

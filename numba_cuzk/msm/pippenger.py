@@ -254,8 +254,8 @@ def msm(bases, scalars, *, curve: CurveParams | None = None, montgomery: bool = 
     if bases.on_device and not is_point_major(bases.points):  # a copy per call: upload_bases keeps one
         bases = Bases(curve, point_major(bases.points, stream=stream))
     n = _check_scalars(scalars, bases.count if indices is None else K.MAX_SCALARS)  # indices: any base
-    plan = make_plan(n, window, chunk, segment, scatter, registers, affine, degree=curve.degree) if workspace is None \
-        else _workspace_plan(
+    plan = make_plan(n, window, chunk, segment, scatter, registers, affine, degree=curve.degree,
+                     gpu=bases.on_device) if workspace is None else _workspace_plan(
         workspace, curve, n, (window, chunk, segment, scatter, registers, affine))
     if plan.affine is not None and curve.degree != 1:
         raise ValueError(f"msm: batch-affine accumulation (affine) serves G1 only, not {curve.name}")

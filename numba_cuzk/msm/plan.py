@@ -38,8 +38,9 @@ additions rather than their number. For G2, whose additions take ~4x G1's, that 
 wide below 2^17: measured on an H100 (bench/NOTES.md, 2026-12-05, the day's device
 session), G2 2^14 at c = 9, 10, 11 (the model's), 12: 3.15, 2.66, 3.69, 4.22 ms; 2^16 at
 c = 10, 11, 12, 13 (the model's): 5.17, 6.22, 6.14, 6.67 ms. So a G2 plan of at most
-SMALL_G2 scalars takes at most SMALL_G2_BITS, on either backend: on the 2-core CPU the cap
-measured neutral (G2 2^14 at c = 10, 11: 146, 143 ms; 2^16 at c = 10, 13: 587, 583 ms).
+SMALL_G2 scalars on the GPU takes at most SMALL_G2_BITS. Not on the CPU backend, whose
+MSM is throughput, not rows of latency: on the 2-core CPU (msm/cpu.py, distinct bases) G2
+2^14 at c = 10, 11 took 140, 138 ms, 2^16 at c = 10, 12, 13 520-551, 465-490, 480-487 ms.
 G1's small MSMs were flat within noise over c on the H100 (2^14: 2.3-2.4 ms at c = 8..12)
 and keep the model's choice.
 
@@ -132,19 +133,20 @@ def cost(n: int, c: int) -> float:
     return -(-DIGIT_BITS // c) * (n + REDUCE_WEIGHT * (1 << (c - 1)))
 
 
-def best_window(n: int, degree: int = 1) -> int:
-    """The c in [MIN_BITS, CHOSEN_BITS] of least ``cost`` (the smaller c on ties); for a G2
-    MSM (``degree`` 2) of at most SMALL_G2 scalars, at most SMALL_G2_BITS (see Small G2)."""
+def best_window(n: int, degree: int = 1, gpu: bool = True) -> int:
+    """The c in [MIN_BITS, CHOSEN_BITS] of least ``cost`` (the smaller c on ties); for a GPU
+    G2 MSM (``degree`` 2) of at most SMALL_G2 scalars, at most SMALL_G2_BITS (see Small G2)."""
     c = min(range(MIN_BITS, CHOSEN_BITS + 1), key=lambda c: (cost(max(n, 1), c), c))
-    return min(c, SMALL_G2_BITS) if degree == 2 and n <= SMALL_G2 else c
+    return min(c, SMALL_G2_BITS) if gpu and degree == 2 and n <= SMALL_G2 else c
 
 
 def make_plan(n: int, window: int | None = None, chunk: int | None = None, segment: int | None = None,
               scatter: int | None = None, registers: int | None = None, affine: int | None = None, *,
-              degree: int = 1) -> Plan:
-    """The plan for n scalars of a G1 (``degree`` 1) or G2 (2) MSM; ``window``, ``chunk``,
-    ``segment``, ``scatter``, ``registers`` and ``affine`` override the choices (tuning)."""
-    c = best_window(n, degree) if window is None else window
+              degree: int = 1, gpu: bool = True) -> Plan:
+    """The plan for n scalars of a G1 (``degree`` 1) or G2 (2) MSM on the GPU (or, ``gpu``
+    False, the CPU backend); ``window``, ``chunk``, ``segment``, ``scatter``, ``registers``
+    and ``affine`` override the choices (tuning)."""
+    c = best_window(n, degree, gpu) if window is None else window
     if not MIN_BITS <= c <= MAX_BITS:
         raise ValueError(f"window bits must be in [{MIN_BITS}, {MAX_BITS}], got {c}")
     if chunk is None:

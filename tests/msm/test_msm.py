@@ -185,16 +185,17 @@ def test_small_msms_get_short_segments(monkeypatch):
     assert PointSlots.of(make_plan(kernels.SMALL_MSM, segment=16)).segments == small.buckets // 16
 
 
-def test_small_g2_plans_take_narrower_windows():
-    """Up to SMALL_G2 scalars a G2 plan's window is capped (plan.py, Small G2); G1's plans
-    and larger G2 ones keep the cost model's; a proof's G2 MSM gets the same plan from the
-    memory plan as from msm and result_shape."""
+def test_small_g2_plans_take_narrower_windows_on_the_gpu():
+    """Up to SMALL_G2 scalars a GPU G2 plan's window is capped (plan.py, Small G2); the CPU
+    backend's, G1's and larger G2 ones keep the cost model's; a proof's G2 MSM gets the same
+    plan from the memory plan as from result_shape."""
     from numba_cuzk.groth16.memory import plan_memory
     from numba_cuzk.groth16.shape import KeyShape
     from numba_cuzk.msm.plan import SMALL_G2, SMALL_G2_BITS, best_window
 
     for n in (1 << 14, 1 << 15, SMALL_G2):
         assert make_plan(n, degree=2).c == SMALL_G2_BITS < make_plan(n).c == best_window(n)
+        assert make_plan(n, degree=2, gpu=False).c == best_window(n)
     assert make_plan(SMALL_G2 + 1, degree=2).c == make_plan(SMALL_G2 + 1).c > SMALL_G2_BITS
     assert make_plan(1 << 10, degree=2).c == make_plan(1 << 10).c < SMALL_G2_BITS
     n = 1 << 15
@@ -203,19 +204,21 @@ def test_small_g2_plans_take_narrower_windows():
     assert memory.msm_plans["G2"] == make_plan(n, degree=2) and memory.msm_plans["G1"] == make_plan(n)
 
 
-def test_small_g2_plan_on_repeated_points():
-    """A capped G2 plan end to end on the CPU backend (2^14 scalars, c = 10): every base the
-    generator, so the MSM is (sum s_i) G."""
-    n = 1 << 14
-    rng = np.random.default_rng(14)
-    scalars = inputs.random_scalar_limbs(n, rng)
-    bases = np.repeat(layout.points_to_limbs([G2.generator], G2), n, axis=1)
+@pytest.mark.parametrize("gpu", [pytest.param(False, id="cpu"), pytest.param(True, id="gpu", marks=[
+    pytest.mark.gpu, pytest.mark.skipif(SIMULATOR, reason="2^14 G2 scalars: on a GPU only (-m gpu)")])])
+def test_small_g2_plan_on_repeated_points(gpu):
+    """A small G2 MSM end to end, its plan each backend's (2^14 scalars: c = 10 on the GPU,
+    the model's 11 on the CPU): every base the generator, so the MSM is (sum s_i) G."""
     from numba_cuzk.curve.reference import Curve
     from numba_cuzk.field.codec import from_limbs
     from numba_cuzk.field.params import FR
 
-    result = msm(host_bases(bases, G2), scalars)
-    assert result.c == 10 and to_point(result) == Curve(G2).mul(G2.generator, sum(from_limbs(scalars, FR)) % FR.modulus)
+    n = 1 << 14
+    scalars = inputs.random_scalar_limbs(n, np.random.default_rng(14))
+    bases = np.repeat(layout.points_to_limbs([G2.generator], G2), n, axis=1)
+    result = msm(upload_bases(bases, G2), cuda.to_device(scalars)) if gpu else msm(host_bases(bases, G2), scalars)
+    assert result.c == make_plan(n, degree=2, gpu=gpu).c == (10 if gpu else 11)
+    assert to_point(result) == Curve(G2).mul(G2.generator, sum(from_limbs(scalars, FR)) % FR.modulus)
 
 
 def test_registers_override():
