@@ -247,11 +247,11 @@ def gpu_worker(device: Device, worker: int, pipeline: Pipeline) -> None:
             pipeline.assemble(staged, device.id, points, blinding, kernel_ms)  # off this worker's path: returns at once
 
 
-def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> tuple[dict, float]:
+def _device_work(device: Device, worker: int, staged: Staged, rec: Recorder) -> tuple[dict, Blinding, float]:
     """The prover's device work on the staged slot: launched under the device lock,
     waited for after it (the slot goes back once its results are collected). Events are
     written after the lock is released, so writing never holds the device; returns
-    (points, kernel device ms)."""
+    (points, the proof's Blinding, drawn while the device works, kernel device ms)."""
     part, ids, where = staged.part, staged.part.ids, {"device": device.id, "gpu_worker": worker}
     prover, slot = staged.resident.prover, staged.slot
     asked = now_ns()

@@ -230,7 +230,7 @@ def clear_cache() -> None:
 
 
 def result_shape(n: int, curve: CurveParams, window: int | None = None) -> tuple[int, int]:
-    """Shape of the ``out`` array of an MSM of n scalars: (4L, windows) of the plan."""
+    """Shape of the ``out`` array of a GPU MSM of n scalars: (4L, windows) of the plan."""
     return 4 * curve.limbs, make_plan(n, window, degree=curve.degree).windows
 
 

@@ -63,7 +63,8 @@ def problem(point, curve: CurveParams) -> str | None:
     """Why a reference affine point (canonical ints; None = infinity) is not a valid
     group element, or None. The curve equation by the reference, the subgroup by arkworks
     (0.08 ms a point against the reference's 2-3 ms in Python integers: a zkey's header
-    has 6 points, a proof 3, read by every one-shot prove and verify)."""
+    has 6 points, checked until the key's check is recorded, and a proof 3, checked by
+    every verify)."""
     if not reference(curve).is_on_curve(point):
         return checks.STATUS_REASONS[checks.NOT_ON_CURVE]
     if not to_ark(point, curve.degree).is_in_subgroup():
