@@ -62,13 +62,12 @@ SCAN_THREADS = 1 if SIMULATOR else 256
 # such rows, not throughput: at 2^14 (c = 11, chunks of 16) its longest row is ~16 + 64 +
 # 20 + 9 operations (accumulate, running sums, offset, three levels of sums) at S = 32, and
 # ~16 + 8 + 20 + 12 at S = 4, where 4x the reduce threads still fill no SM. So S = 4 up to
-# SMALL_MSM scalars. Measured on an H100 (bench/NOTES.md, 2026-12-05), S = 2, 4, 8, 16, 32:
+# plan.SMALL_MSM scalars. Measured on an H100 (bench/NOTES.md, 2026-12-05), S = 2, 4, 8, 16, 32:
 # G2 2^14 4.08, 3.69, 3.62, 3.98, 5.01 ms; G2 2^16 8.39, 6.64, 6.16, 6.62, 7.33; G1 2^14 and
 # 2^16 within ~0.3 ms of each other from S = 4 on (launch-bound there).
 # The simulator runs one segment per window.
 SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 32
 SMALL_SEGMENT_BUCKETS = 1 << 30 if SIMULATOR else 4
-SMALL_MSM = 1 << 16
 ONES_PER = 64  # indices per thread of the 0/1 path
 COMBINE_PER = 16  # chunk sums per thread and round of a giant bucket's combine
 # points per thread and level of the windows' final sums: each level is SUM_PER - 1

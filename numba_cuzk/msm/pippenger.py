@@ -81,7 +81,7 @@ from numba_cuzk.msm import kernels as K
 from numba_cuzk.msm.affine import accumulate_affine, affine_buffers
 from numba_cuzk.msm.cpu import cpu_msm
 from numba_cuzk.msm.indexed import scatter_indexed
-from numba_cuzk.msm.plan import Plan, make_plan
+from numba_cuzk.msm.plan import SMALL_MSM, Plan, make_plan
 from numba_cuzk.msm.staging import stage
 
 
@@ -140,7 +140,7 @@ def host_bases(points, curve: CurveParams) -> Bases:
 def segment_buckets(n: int) -> int:
     """Buckets per reduce thread of a plan for n scalars without a ``segment`` of its own:
     fewer for small MSMs, whose time is their longest row of additions (kernels.py)."""
-    return K.SMALL_SEGMENT_BUCKETS if n <= K.SMALL_MSM else K.SEGMENT_BUCKETS
+    return K.SMALL_SEGMENT_BUCKETS if n <= SMALL_MSM else K.SEGMENT_BUCKETS
 
 
 @dataclass(frozen=True)

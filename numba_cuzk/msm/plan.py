@@ -38,7 +38,7 @@ additions rather than their number. For G2, whose additions take ~4x G1's, that 
 wide below 2^17: measured on an H100 (bench/NOTES.md, 2026-12-05, the day's device
 session), G2 2^14 at c = 9, 10, 11 (the model's), 12: 3.15, 2.66, 3.69, 4.22 ms; 2^16 at
 c = 10, 11, 12, 13 (the model's): 5.17, 6.22, 6.14, 6.67 ms. So a G2 plan of at most
-SMALL_G2 scalars on the GPU takes at most SMALL_G2_BITS. Not on the CPU backend, whose
+SMALL_MSM scalars on the GPU takes at most SMALL_G2_BITS. Not on the CPU backend, whose
 MSM is throughput, not rows of latency: on the 2-core CPU (msm/cpu.py, distinct bases) G2
 2^14 at c = 10, 11 took 140, 138 ms, 2^16 at c = 10, 12, 13 520-551, 465-490, 480-487 ms.
 G1's small MSMs were flat within noise over c on the H100 (2^14: 2.3-2.4 ms at c = 8..12)
@@ -86,7 +86,9 @@ MIN_RUNS = 1 << 16  # runs of all windows, at least
 SCATTER_BYTES = 32 << 20  # entries a scatter launch writes (see Scatter above)
 MIN_REGISTERS, MAX_REGISTERS = 64, 255  # the accumulation's register cap (see Registers above)
 MIN_AFFINE, MAX_AFFINE = 1, 30  # log2 of a batch-affine wave's scratch rows (see Affine above)
-SMALL_G2, SMALL_G2_BITS = 1 << 16, 10  # see Small G2 above
+# a GPU MSM of at most SMALL_MSM scalars is its longest row of additions, not their number:
+# short reduce segments (pippenger.segment_buckets) and, for G2, a narrower window (Small G2)
+SMALL_MSM, SMALL_G2_BITS = 1 << 16, 10
 
 
 @dataclass(frozen=True)
@@ -135,9 +137,9 @@ def cost(n: int, c: int) -> float:
 
 def best_window(n: int, degree: int = 1, gpu: bool = True) -> int:
     """The c in [MIN_BITS, CHOSEN_BITS] of least ``cost`` (the smaller c on ties); for a GPU
-    G2 MSM (``degree`` 2) of at most SMALL_G2 scalars, at most SMALL_G2_BITS (see Small G2)."""
+    G2 MSM (``degree`` 2) of at most SMALL_MSM scalars, at most SMALL_G2_BITS (see Small G2)."""
     c = min(range(MIN_BITS, CHOSEN_BITS + 1), key=lambda c: (cost(max(n, 1), c), c))
-    return min(c, SMALL_G2_BITS) if gpu and degree == 2 and n <= SMALL_G2 else c
+    return min(c, SMALL_G2_BITS) if gpu and degree == 2 and n <= SMALL_MSM else c
 
 
 def make_plan(n: int, window: int | None = None, chunk: int | None = None, segment: int | None = None,

@@ -176,27 +176,28 @@ def test_small_msms_get_short_segments(monkeypatch):
     segment per window); a plan's own segment wins."""
     from numba_cuzk.msm import kernels
     from numba_cuzk.msm.pippenger import PointSlots
+    from numba_cuzk.msm.plan import SMALL_MSM
 
     monkeypatch.setattr(kernels, "SMALL_SEGMENT_BUCKETS", 4)
     monkeypatch.setattr(kernels, "SEGMENT_BUCKETS", 32)
-    small, large = make_plan(kernels.SMALL_MSM), make_plan(kernels.SMALL_MSM + 1)
+    small, large = make_plan(SMALL_MSM), make_plan(SMALL_MSM + 1)
     assert PointSlots.of(small).segments == small.buckets // 4
     assert PointSlots.of(large).segments == large.buckets // 32
-    assert PointSlots.of(make_plan(kernels.SMALL_MSM, segment=16)).segments == small.buckets // 16
+    assert PointSlots.of(make_plan(SMALL_MSM, segment=16)).segments == small.buckets // 16
 
 
 def test_small_g2_plans_take_narrower_windows_on_the_gpu():
-    """Up to SMALL_G2 scalars a GPU G2 plan's window is capped (plan.py, Small G2); the CPU
+    """Up to SMALL_MSM scalars a GPU G2 plan's window is capped (plan.py, Small G2); the CPU
     backend's, G1's and larger G2 ones keep the cost model's; a proof's G2 MSM gets the same
     plan from the memory plan as from result_shape."""
     from numba_cuzk.groth16.memory import plan_memory
     from numba_cuzk.groth16.shape import KeyShape
-    from numba_cuzk.msm.plan import SMALL_G2, SMALL_G2_BITS, best_window
+    from numba_cuzk.msm.plan import SMALL_G2_BITS, SMALL_MSM, best_window
 
-    for n in (1 << 14, 1 << 15, SMALL_G2):
+    for n in (1 << 14, 1 << 15, SMALL_MSM):
         assert make_plan(n, degree=2).c == SMALL_G2_BITS < make_plan(n).c == best_window(n)
         assert make_plan(n, degree=2, gpu=False).c == best_window(n)
-    assert make_plan(SMALL_G2 + 1, degree=2).c == make_plan(SMALL_G2 + 1).c > SMALL_G2_BITS
+    assert make_plan(SMALL_MSM + 1, degree=2).c == make_plan(SMALL_MSM + 1).c > SMALL_G2_BITS
     assert make_plan(1 << 10, degree=2).c == make_plan(1 << 10).c < SMALL_G2_BITS
     n = 1 << 15
     assert result_shape(n, G2) == (4 * G2.limbs, make_plan(n, degree=2).windows)
