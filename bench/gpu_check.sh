@@ -62,7 +62,7 @@
 #   with bench.cpu_soak (80 tiny CPU proofs, each checked) beside it: the load under which a
 #   CPU proof inside `compile` once failed its check; $OUT/compile.log, soak.log
 #   bench/gpu_check.sh COMMIT oneshot     issue 40's one-shot against snarkjs here (carry .peer: node and
-#   snarkjs, bench/peer/snarkjs_bundle.sh): bench.startup --oneshot, cold_prove_log14 and _log16 with the
+#   snarkjs, bench/peer/snarkjs_bundle.sh): bench.startup --oneshot, oneshot_prove_log14 and _log16 with the
 #   peer alternating; ONESHOT_ARGS="--cpu" for a dry run on the CPU
 #   bench/gpu_check.sh COMMIT serve       issue 38's daemon figures in one call (~2-2.5 min with a warm
 #   kernel cache; an empty one adds `numba-cuzk compile`'s ~1 min): bench.serve --part gpu, MiMC 2^14 and
@@ -198,7 +198,7 @@ for arg in "$@"; do
     fi
     if [ "$arg" = oneshot ]; then
         # issue 40: a one-shot prove against snarkjs as users run them, here (bench.startup --oneshot:
-        # cold_prove_log14, cold_prove_log16, 5 pairs of processes each, alternating). The image has no
+        # oneshot_prove_log14, oneshot_prove_log16, 5 pairs of processes each, alternating). The image has no
         # Node: carry .peer (bench/peer/snarkjs_bundle.sh: node and snarkjs, the chain circuits without
         # keys; bench.startup sets the keys up here, on the GPU). ~3 min with the archive section first
         echo "=== oneshot: bench.startup --oneshot, snarkjs alternating"

@@ -12,8 +12,9 @@ Node can take them from a run elsewhere). One `numba-cuzk prove` warms the kerne
 checks the key's points (recorded: key_checks.py); then --runs pairs of whole processes,
 alternating: `numba-cuzk prove --zkey --witness` (points not --trusted: the record is
 looked up by the file's hash) and `snarkjs groth16 prove` on the same files (when Node and
-snarkjs are there). Records: oneshot_prove_logK_cpu (ms, --cpu) or cold_prove_logK (s, the
-GPU, warm cache), the median of the runs, the spread and the last run's steps in params,
+snarkjs are there). Records: oneshot_prove_logK (ms, the GPU, warm cache; until 2026-12-05
+named cold_prove_logK, the name of the MiMC runs below) or oneshot_prove_logK_cpu (--cpu),
+the median of the runs, the spread and the last run's steps in params,
 params.timing "call-latency", snarkjs's median as the peer "(same run)".
 
 Each figure is a subprocess's wall time, from the interpreter's start (`python -c` running
@@ -132,9 +133,9 @@ def oneshot(sizes: list[int], runs: int, folder: Path, cpu: bool, device: str, o
         steps = all_steps[-1]
         print(f"2^{log_n}: numba-cuzk {', '.join(f'{t:.0f}' for t in ours)} ms; snarkjs "
               f"{', '.join(f'{t:.0f}' for t in peer) or 'absent'} ms", flush=True)
-        name, unit, scale = (f"oneshot_prove_log{log_n}_cpu", "ms", 1.0) if cpu else (f"cold_prove_log{log_n}", "s", 1e-3)
+        name = f"oneshot_prove_log{log_n}" + ("_cpu" if cpu else "")
         params = {"runs": runs, "stat": "median", "runs_ms": [round(t, 1) for t in ours],
-                  "min": round(min(ours) * scale, 4), "max": round(max(ours) * scale, 4), "steps_ms": steps,
+                  "min": round(min(ours), 1), "max": round(max(ours), 1), "steps_ms": steps,
                   "process_ms": median_phases(processes, all_steps), "bytecode": "cached",
                   "first_run_ms": round(first_s * 1e3, 1), "circuit": "chain (circom2, bench/snarkjs.py)",
                   "points_checked": "once, then recorded (key_checks.py)", "order": "alternating, ours first",
@@ -144,8 +145,8 @@ def oneshot(sizes: list[int], runs: int, folder: Path, cpu: bool, device: str, o
             params["peer_runs_ms"] = [round(t, 1) for t in peer]
             params["ratio_to_peer"] = round(statistics.median(ours) / statistics.median(peer), 3)
             peer_record = {"name": f"snarkjs {tools.version('snarkjs')} groth16 prove, a process (same run)",
-                           "value": round(statistics.median(peer) * scale, 4), "unit": unit}
-        records.append(record(name, statistics.median(ours) * scale, unit, device, params, peer_record,
+                           "value": round(statistics.median(peer), 1), "unit": "ms"}
+        records.append(record(name, statistics.median(ours), "ms", device, params, peer_record,
                               timing=CALL_LATENCY))
         write(records[-1:], "startup", out)
     return records

@@ -133,3 +133,34 @@ def test_a_machine_without_a_gpu_driver_never_loads_numba_cuda():
             "from numba_cuzk import _compat, backend\n"
             "print(json.dumps([backend.cuda_available(), backend.backend_name(), _compat.cuda_loaded()]))")
     assert _subprocess(code) == [False, "cpu", False]
+
+
+def test_a_gpu_proves_reads_start_no_cpu_kernel(tmp_path):
+    """A GPU prove reads its key (2^15 coefficients) and witness (2^15 wires) without numba's
+    CPU target: its start (runtime, first cached kernel) was 50-150 ms of a GPU one-shot."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from numba_cuzk.field.params import FR
+    from numba_cuzk.groth16.formats import write_wtns, write_zkey
+    from numba_cuzk.groth16.keys import Coefficients
+    from tests.groth16.test_formats import random_key
+
+    k, rng = 1 << 15, np.random.default_rng(5)
+    key = random_key()
+    value = rng.integers(0, 1 << 32, (FR.limbs, k), dtype=np.uint32)
+    value[-1] &= 0x0FFFFFFF  # < r: its top limb is 0x73eda753
+    write_zkey(tmp_path / "k.zkey", replace(key, coefficients=Coefficients(
+        np.zeros(k, np.uint8), np.zeros(k, np.uint32), np.zeros(k, np.uint32), value)))
+    witness = rng.integers(0, 1 << 32, (FR.limbs, k), dtype=np.uint32)
+    witness[-1] &= 0x0FFFFFFF
+    write_wtns(tmp_path / "w.wtns", witness)
+    started = _subprocess(
+        "import json\nfrom numba.core.runtime import nrt\nfrom numba_cuzk import kernel_cache\n"
+        "from numba_cuzk.groth16.formats import read_wtns, read_zkey\n"
+        f"pk, w = read_zkey({str(tmp_path / 'k.zkey')!r}), read_wtns({str(tmp_path / 'w.wtns')!r})\n"
+        "assert pk.coefficients.value.shape[1] == w.shape[1] == 1 << 15\n"
+        "print(json.dumps({'runtime': nrt.rtsys._init,\n"
+        "                  'kernels': [k.py_func.__name__ for k in kernel_cache._KERNELS if k.overloads]}))")
+    assert started == {"runtime": False, "kernels": []}

@@ -180,11 +180,11 @@ def gpu_paths() -> list[tuple[Callable, tuple]]:
 
 
 def _codec() -> None:
-    """field/codec's CPU kernels, which run from KERNEL_MIN elements on (a large witness's
-    check, a large key's Montgomery conversions), the point-major copy of a large key's
-    upload, and the staging of host scalars (msm/staging.py): nothing tiny reaches them;
-    and Fq's products both ways (ADX and not: curve/target.compile_products), of which a
-    run binds one."""
+    """field/codec's CPU kernels, which run from KERNEL_MIN (CHECK_KERNEL_MIN) elements on
+    (a large key's Montgomery conversions, a large witness's check), the point-major copy
+    of a large key's upload, and the staging of host scalars (msm/staging.py): nothing
+    tiny reaches them; and Fq's products both ways (ADX and not:
+    curve/target.compile_products), of which a run binds one."""
     from numba_cuzk.curve.point_major import PARALLEL_MIN, point_major
     from numba_cuzk.curve.target import compile_products
     from numba_cuzk.field import codec
@@ -194,7 +194,8 @@ def _codec() -> None:
     for params in (FR, FQ):
         limbs = codec.to_limbs([1] * codec.KERNEL_MIN, params)
         codec.from_montgomery(codec.to_montgomery(limbs, params), params)
-        codec.first_noncanonical(limbs, params, out=np.empty_like(limbs))
+        large = np.zeros((params.limbs, codec.CHECK_KERNEL_MIN), np.uint32)
+        codec.first_noncanonical(large, params, out=np.empty_like(large))
     point_major(np.zeros((24, PARALLEL_MIN), dtype=np.uint32))  # a large key's upload
     copy_words(np.empty(8, np.uint32), np.zeros(8, np.uint32), 0, 8)  # host scalars' staging
     compile_products()

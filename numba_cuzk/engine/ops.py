@@ -38,8 +38,8 @@ FQ2_AS_FQ = 3  # Karatsuba: an Fq2 product is 3 Fq products
 NTT_TRANSFORMS = 6
 
 
-def matvec_fr_muls(n_vars: int, nnz: int, n: int) -> int:
-    return n_vars + nnz + n
+def matvec_fr_muls(nnz: int, n: int) -> int:
+    return nnz + n  # a term per coefficient, c = a o b (the witness is not converted)
 
 
 def ntt_fr_muls(n: int) -> int:
@@ -89,7 +89,7 @@ def proof_ops(pk: ProvingKey, counts: ScalarCounts | None, bits: tuple[str, ...]
     counted from ``counts``, except the queries in ``bits`` (on the bit/tail split: the
     module docstring) and all of them without counts."""
     n, m, private = pk.domain_size, pk.n_vars, pk.n_public + 1
-    ops = {"matvec": {"fr_muls": matvec_fr_muls(m, int(pk.coefficients.matrix.size), n)},
+    ops = {"matvec": {"fr_muls": matvec_fr_muls(int(pk.coefficients.matrix.size), n)},
            "ntt": {"fr_muls": ntt_fr_muls(n)},
            "msm_h": {"fq_muls": msm_fq_muls(G1, n, 0, 0)}}  # d = ab - c: dense, random-looking
     if counts is None:

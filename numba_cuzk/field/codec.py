@@ -60,13 +60,13 @@ def from_limbs(limbs: np.ndarray, params: FieldParams) -> list[int]:
 def first_noncanonical(limbs: np.ndarray, params: FieldParams, out: np.ndarray | None = None) -> int:
     """Index of the first element >= p in a (limbs, n) uint32 array, or -1 if all are
     canonical. With ``out`` (the same shape, C-contiguous: e.g. a pinned upload buffer),
-    ``limbs`` is also copied into it in the same pass. From KERNEL_MIN elements on, one pass
-    on all CPU cores (a 2^26-wire witness: two numpy passes, its check and its copy into
-    the pinned slot, were ~0.9 s of a 2^26 proof that no phase named)."""
+    ``limbs`` is also copied into it in the same pass. From CHECK_KERNEL_MIN elements on,
+    one pass on all CPU cores (a 2^26-wire witness: two numpy passes, its check and its
+    copy into the pinned slot, were ~0.9 s of a 2^26 proof that no phase named)."""
     _check_layout(limbs, params)
     if out is not None and (out.shape != limbs.shape or out.dtype != np.uint32 or not out.flags.c_contiguous):
         raise ValueError(f"out must be C-contiguous uint32 of shape {limbs.shape}, got {out.dtype} {out.shape}")
-    if limbs.shape[1] >= KERNEL_MIN:
+    if limbs.shape[1] >= CHECK_KERNEL_MIN:
         target = out if out is not None else np.empty((params.limbs, 0), np.uint32)
         return int(_FIRST_NONCANONICAL[params.name](target, np.ascontiguousarray(limbs), out is not None))
     if out is not None:
@@ -120,11 +120,15 @@ def to_bytes(limbs: np.ndarray, params: FieldParams, byteorder: str = "little") 
 
 
 # Below this many elements a conversion runs on Python ints (~1.6 us each). From it on, the
-# kernel: for a 2^14 zkey's 32765 coefficients its first call in a process whose CPU target
-# has not started (a GPU prove) took 50-52 ms, loads and runtime included, as the ints did
-# (50-55 ms); where a CPU prove starts the target anyway it is ~1 ms plus a ~8 ms load. At
-# the threshold the ints' ~27 ms are the better start for a GPU process, by ~20 ms.
+# kernel: for 32765 elements its first call in a process whose CPU target has not started
+# took 50-52 ms, loads and runtime included, as the ints did (50-55 ms); where the target
+# has started it is ~1 ms plus a ~8 ms load. (A GPU prove converts nothing on the host:
+# zkey coefficients stay as stored, keys.Coefficients.)
 KERNEL_MIN = 1 << 14
+# The check's numpy passes (a compare per limb) take 0.05 ms for 2^14 elements and 3.7 ms
+# for 2^20 on the 2-core CPU, less than the CPU target's start where nothing else starts
+# it (a GPU prove's witness and key: 50-150 ms); from 2^20 on, the one fused pass.
+CHECK_KERNEL_MIN = 1 << 20
 
 
 def to_montgomery(limbs: np.ndarray, params: FieldParams) -> np.ndarray:

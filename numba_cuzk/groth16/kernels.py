@@ -3,12 +3,13 @@
     csr_matvec(out, indptr, indices, values, witness, coefficients_montgomery)
 
 indptr (rows + 1,) int64, indices (nnz,) uint32 wire ids, values (8, nnz) uint32,
-witness (8, n_wires) uint32 in Montgomery form, out (8, rows) uint32 Montgomery form.
-Each term is one Montgomery product: with Montgomery coefficients (coef * R, the prover's
-key) it gives coef * w * R directly; with canonical ones (an R1CS) it gives coef * w and
-the row sum is converted once. Rows of circuits are short (1-30 terms), so a thread per
-row keeps the loads of one row together; the wire gathers are the cost (~4 KB read per
-row at 32 terms), and A·w + B·w are ~5% of a proof's device time.
+witness (8, n_wires) uint32, out (8, rows) uint32 Montgomery form. Each term is one
+Montgomery product (x y / R). ``coefficients_montgomery``: the key's coef * R^2 (zkey
+form) times a canonical witness, coef * w * R, Montgomery already; False: an R1CS's
+canonical coef times a Montgomery witness, coef * w, and the row sum is converted once.
+Rows of circuits are short (1-30 terms), so a thread per row keeps the loads of one row
+together; the wire gathers are the cost (~4 KB read per row at 32 terms), and A·w + B·w
+are ~5% of a proof's device time.
 """
 
 from __future__ import annotations

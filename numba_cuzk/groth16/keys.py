@@ -20,8 +20,9 @@ class Coefficients:
     """zkey section 4: the nonzero entries of A and B (C is not stored).
 
     matrix (k,) uint8 (0 = A, 1 = B), constraint (k,) uint32, signal (k,) uint32,
-    value (8, k) uint32: the coefficient in Montgomery form (coef * 2^256 mod r). snarkjs
-    files store coef * 2^512 mod r; formats/zkey.py converts.
+    value (8, k) uint32: coef * R^2 mod r (R = 2^256), as snarkjs files store it: a
+    Montgomery product with a canonical witness value w gives coef * w * R, the product's
+    Montgomery form, so neither the key nor the witness is converted to prove.
     Rows n_constraints .. n_constraints + n_public of A hold the entry 1 at wire i for
     i = 0..n_public (snarkjs adds them so the public inputs' polynomials are independent).
     """

@@ -4,8 +4,9 @@
     proof = prover.prove(witness)       # (8, n_vars) uint32 canonical Fr, wire 0 = 1
 
 For a domain of n = pk.domain_size points (omega = FR.root_of_unity(log n), from 5):
-1. w -> Montgomery form; a = A w, b = B w (csr_matvec), c = a o b: the values on the
-   domain (zkeys store no C: a satisfying witness has C w = a o b).
+1. a = A w, b = B w (csr_matvec: the key's coef R^2 times canonical w, in Montgomery
+   form), c = a o b: the values on the domain (zkeys store no C: a satisfying witness
+   has C w = a o b).
 2. a, b, c -> coefficients (3 inverse NTTs), then values at the odd points of the
    2n-point domain, omega_2n^(2j+1) (3 coset NTTs with g = omega_2n; both in one
    ntt.shift_to_coset, which folds n^-1 and the coset's g^i into one table); there Z = x^n - 1 is
@@ -308,12 +309,8 @@ class Prover:
         s, w, abc = self.stream, slot.device, self.abc
         d = abc[0]  # ab - c, written over a
         with timer.phase("matvec"):
-            fk.to_montgomery(w, w, stream=s)
-            for row, csr in enumerate(self.csr):
+            for row, csr in enumerate(self.csr):  # w stays canonical, as the MSMs read it
                 csr_matvec(abc[row], *csr, w, True, stream=s)
-            # the MSMs read canonical scalars: one conversion here, not one per MSM kernel
-            # that reads them (classify and scatter: 8 for the witness's four MSMs)
-            fk.from_montgomery(w, w, stream=s)
             fill_zero(abc[2], s)
             fk.mul_sub(abc[2], abc[0], abc[1], abc[2], stream=s)
         with timer.phase("ntt"):

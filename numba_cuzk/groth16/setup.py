@@ -208,12 +208,12 @@ def _empty_like(x, shape: tuple[int, ...] | None = None):
 
 
 def _coefficients(a: SparseMatrix, b: SparseMatrix) -> Coefficients:
-    """zkey section 4 from A (with its public rows) and B: Montgomery values."""
+    """zkey section 4 from A (with its public rows) and B: values times R^2 (keys.Coefficients)."""
     parts = []
     for matrix, m in ((0, a), (1, b)):
         rows = np.repeat(np.arange(m.rows, dtype=np.uint32), np.diff(m.indptr))
         parts.append((np.full(m.nnz, matrix, np.uint8), rows, m.indices.astype(np.uint32),
-                      to_montgomery(m.values, FR)))
+                      to_montgomery(to_montgomery(m.values, FR), FR)))
     return Coefficients(*(np.concatenate(cols, axis=-1) for cols in zip(*parts)))
 
 

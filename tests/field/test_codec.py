@@ -1,4 +1,5 @@
 import random
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -77,10 +78,11 @@ def _noncanonical_by_ints(limbs, params) -> int:
 @pytest.mark.parametrize("params,ref", FIELDS, ids=IDS)
 @settings(deadline=None, max_examples=30)  # the first example loads (or compiles) the kernel
 @given(positions=st.lists(st.integers(0, codec.KERNEL_MIN + 99), max_size=3),
-       excess=st.sampled_from([0, 1, 2**32, 2**200]), copy=st.booleans())
-def test_first_noncanonical_on_all_cores_matches_the_ints(params, ref, positions, excess, copy):
-    # above KERNEL_MIN the check is one parallel pass that can also copy; edge values
-    # (0, 1, p - 1) fill the rest, p + excess (p itself at 0) go at ``positions``
+       excess=st.sampled_from([0, 1, 2**32, 2**200]), copy=st.booleans(), kernel=st.booleans())
+def test_first_noncanonical_matches_the_ints(params, ref, positions, excess, copy, kernel):
+    # from CHECK_KERNEL_MIN on (lowered here, ``kernel``) the check is one parallel pass that
+    # can also copy, below it numpy's; edge values (0, 1, p - 1) fill the rest, p + excess
+    # (p itself at 0) go at ``positions``
     n = codec.KERNEL_MIN + 100
     rng = np.random.default_rng(len(positions) + excess % 7)
     base = codec.to_limbs(edge_values(params), params)
@@ -89,7 +91,8 @@ def test_first_noncanonical_on_all_cores_matches_the_ints(params, ref, positions
     for i in positions:
         limbs[:, i] = [(min(top, 2 ** (32 * params.limbs) - 1) >> (32 * j)) & 0xFFFFFFFF for j in range(params.limbs)]
     out = np.full_like(limbs, 0xDEADBEEF) if copy else None  # poisoned
-    assert codec.first_noncanonical(limbs, params, out=out) == _noncanonical_by_ints(limbs, params)
+    with mock.patch.object(codec, "CHECK_KERNEL_MIN", n if kernel else n + 1):
+        assert codec.first_noncanonical(limbs, params, out=out) == _noncanonical_by_ints(limbs, params)
     if copy:
         assert np.array_equal(out, limbs)
 

@@ -28,6 +28,7 @@ from numba_cuzk.groth16.formats import (points, read_proof_json, read_public_jso
 from numba_cuzk.groth16.keys import Coefficients, Proof, ProvingKey
 from numba_cuzk.groth16.prove import Prover
 from numba_cuzk.groth16.r1cs import R1CS, SparseMatrix
+from numba_cuzk.groth16.setup import _coefficients
 from tests.conftest import SIMULATOR, outside_judge_missing
 
 R, Q = FR.modulus, FQ.modulus
@@ -55,7 +56,7 @@ def random_key(seed: int = 1, n_vars: int = 5, n_public: int = 2, domain_size: i
         matrix=np.array([rng.randrange(2) for _ in range(k)], dtype=np.uint8),
         constraint=np.array([rng.randrange(domain_size) for _ in range(k)], dtype=np.uint32),
         signal=np.array([rng.randrange(n_vars) for _ in range(k)], dtype=np.uint32),
-        value=codec.to_montgomery(codec.to_limbs(values, FR), FR))
+        value=codec.to_limbs(values, FR))
     a = g1s[:n_vars - 1] + [None]  # an unused wire's query point is infinity
     return ProvingKey(
         n_vars=n_vars, n_public=n_public, domain_size=domain_size,
@@ -176,15 +177,17 @@ def test_zkey_layout(key, zkey_bytes):
 
 
 def test_zkey_coefficients_are_stored_times_r_squared(key, tmp_path):
-    coefficients = Coefficients(matrix=np.array([1], dtype=np.uint8), constraint=np.array([3], dtype=np.uint32),
-                                signal=np.array([4], dtype=np.uint32),
-                                value=codec.to_montgomery(codec.to_limbs([5], FR), FR))
+    # setup's coefficient 5 is 5 R^2 in memory, in the file and read back: no conversion
+    rows = SparseMatrix(indptr=np.array([0, 0, 0, 0, 1], np.int64), indices=np.array([4], np.uint32),
+                        values=codec.to_limbs([5], FR))
+    coefficients = _coefficients(SparseMatrix(np.zeros(5, np.int64), np.zeros(0, np.uint32),
+                                              np.zeros((8, 0), np.uint32)), rows)
+    assert codec.from_limbs(coefficients.value, FR) == [5 * R_MONT**2 % R]
     write_zkey(tmp_path / "k.zkey", dataclasses.replace(key, coefficients=coefficients))
     section = dict(sections_of((tmp_path / "k.zkey").read_bytes())[1])[4]
     assert section == struct.pack("<IIII", 1, 1, 3, 4) + (5 * R_MONT**2 % R).to_bytes(32, "little")
     back = read_zkey(tmp_path / "k.zkey").coefficients
-    assert codec.from_limbs(back.value, FR) == [5 * R_MONT % R]  # our Montgomery form, coef * R
-    assert codec.from_limbs(codec.from_montgomery(back.value, FR), FR) == [5]
+    np.testing.assert_array_equal(back.value, coefficients.value)
 
 
 def test_zkey_sections_found_in_any_order(key, zkey_bytes, tmp_path):
@@ -597,7 +600,7 @@ def test_snarkjs_interoperates(tmp_path):
     assert layout.limbs_to_points(pk.b_g2, G2) == [p2(p) for p in ref["B2"]]
     assert layout.limbs_to_points(pk.c_g1, G1) == [p1(p) for p in ref["C"] if p is not None]
     assert layout.limbs_to_points(pk.h_g1, G1) == [p1(p) for p in ref["hExps"]]
-    canonical = codec.from_limbs(codec.from_montgomery(pk.coefficients.value, FR), FR)
+    canonical = [v * pow(R_MONT, -2, R) % R for v in codec.from_limbs(pk.coefficients.value, FR)]
     assert [(int(m), int(c), int(s), v) for m, c, s, v in zip(
         pk.coefficients.matrix, pk.coefficients.constraint, pk.coefficients.signal, canonical)] == [
         (e["matrix"], e["constraint"], e["signal"], int(e["value"])) for e in ref["ccoefs"]]

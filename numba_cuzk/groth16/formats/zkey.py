@@ -13,9 +13,10 @@
 
 Points are stored as points.py says. Why R^2: snarkjs's prover multiplies each stored
 value by the witness (canonical bytes) with a Montgomery product, coef R^2 * w / R =
-coef w R, which is the Montgomery form of coef * w. Our Coefficients hold coef * R (the
-Montgomery form of coef), so reading is one from_montgomery and writing one
-to_montgomery. Section 10 matters to MPC ceremonies only: the reader skips it.
+coef w R, which is the Montgomery form of coef * w. Our Coefficients hold the same
+values and our prover does the same, so the values are read and written as they stand:
+a reader that converted them started numba's CPU target in a GPU process (50-150 ms).
+Section 10 matters to MPC ceremonies only: the reader skips it.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def write_zkey(path: PathLike, pk: ProvingKey, cs_hash: bytes = bytes(CS_HASH_BY
     coefficients = np.empty(len(pk.coefficients.matrix), dtype=COEFFICIENT)
     for name in ("matrix", "constraint", "signal"):
         coefficients[name] = getattr(pk.coefficients, name)
-    coefficients["value"] = codec.to_montgomery(pk.coefficients.value, FR).T
+    coefficients["value"] = pk.coefficients.value.T
     write_binfile(path, ZKEY, 1, [
         (1, [u32(GROTH16)]),
         (2, [header]),
@@ -119,7 +120,7 @@ def _read_coefficients(f: BinFile, n_vars: int, domain_size: int) -> Coefficient
     if first >= 0:
         raise ValueError(f"{where}: coefficient {first}: value is not reduced (>= r)")
     return Coefficients(matrix=entries["matrix"].astype(np.uint8), constraint=entries["constraint"].astype(np.uint32),
-                        signal=entries["signal"].astype(np.uint32), value=codec.from_montgomery(value, FR))
+                        signal=entries["signal"].astype(np.uint32), value=value)
 
 
 def _stored_bytes(refs: list, curve: CurveParams) -> bytes:
