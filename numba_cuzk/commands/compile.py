@@ -160,13 +160,14 @@ def _selfcheck(gpu: bool) -> None:
 # GPU kernels that no command launches: `numba-cuzk compile` and a prebuilt archive leave
 # them out (a caller of the Python API compiles one at its first launch). Fr's mul_powers
 # on device arrays (setup's powers run on the host; its add and scale run on the device
-# for a GPU setup, so they are on the paths); Fq's element-wise
+# for a GPU setup, so they are on the paths) and to_montgomery (the prover's witness stays
+# canonical: keys.Coefficients); Fq's element-wise
 # kernels other than selfcheck's mul_sub and batch_inverse; curve.encoding's decoding and
 # to_affine(form="jacobian"); the radix-2 NTT (transform's variant "radix2", benchmarks); the
 # batch-affine accumulation (msm/affine.py: plan.affine, opt-in until a measurement makes it
 # a default).
 NO_COMMAND_LAUNCHES = frozenset({
-    "mul_powers_fr", "add_fq", "scale_fq", "mul_powers_fq", "to_montgomery_fq",
+    "mul_powers_fr", "to_montgomery_fr", "add_fq", "scale_fq", "mul_powers_fq", "to_montgomery_fq",
     "from_montgomery_fq", "decode_g1", "decode_g2", "jacobian_to_affine_g1", "jacobian_to_affine_g2", "gpu_pass",
     "affine_denominators_g1", "invert_groups_g1", "affine_sums_g1", "affine_partials_g1"})
 

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from numba_cuzk.circuits import build
 from numba_cuzk.cli import app
 from numba_cuzk.groth16.formats import read_wtns, write_r1cs, write_wtns
+from tests.conftest import SIMULATOR
 
 REPO = Path(__file__).resolve().parents[2]
 STEPS = ["read_witness", "check_witness", "read_zkey", "prepare", "prove", "write"]
@@ -219,3 +220,23 @@ def test_a_corrupt_key_is_not_blamed_on_the_witness(files, tmp_path):
     assert "or the key is corrupt" in result.output and "bad.zkey with" in result.output, result.output
     assert "satisfies" in result.output and "the key is at fault" in result.output  # --r1cs passed: the key
     assert not (tmp_path / "proof.json").exists()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(SIMULATOR, reason="without a GPU `prove` runs the CPU backend: on a GPU only (-m gpu)")
+def test_a_gpu_prove_starts_no_cpu_kernel(files, tmp_path):
+    """`prove` on the GPU backend, in a process of its own: numba's CPU target never starts
+    (its runtime and first cached kernel were 50-150 ms of a GPU one-shot on the H100)."""
+    code = ("import json, sys\nfrom numba.core.runtime import nrt\nfrom numba_cuzk import kernel_cache\n"
+            "from numba_cuzk.cli import app\n"
+            "try:\n    app(sys.argv[1:])\nexcept SystemExit as exit:\n    assert not exit.code, exit.code\n"
+            "print(json.dumps({'runtime': nrt.rtsys._init,\n"
+            "                  'kernels': [k.py_func.__name__ for k in kernel_cache._KERNELS if k.overloads]}))")
+    args = ("prove", "--zkey", files["zkey"], "--witness", files["wtns"], "--proof", tmp_path / "proof.json",
+            "--public", tmp_path / "public.json", "--json")
+    proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, timeout=600,
+                          cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report, started = proc.stdout.rstrip().rsplit("\n", 1)
+    assert json.loads(report)["backend"] == "gpu"
+    assert json.loads(started) == {"runtime": False, "kernels": []}
