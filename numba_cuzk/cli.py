@@ -583,13 +583,16 @@ def prove(
         from numba_cuzk import primary_context
 
         primary_context.retain_in_background()
+    from numba_cuzk.groth16.key_checks import digest_in_background
+
+    digest = None if trusted else digest_in_background(zkey)  # hashed while numba imports
     from numba_cuzk.groth16.files import prove_files
 
     _compile_first(cpu)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*under-utilization")  # small circuits, small grids
         result = prove_files(zkey, witness, proof, public, r1cs_path=r1cs, gpu=False if cpu else None,
-                             trusted=trusted, recheck=recheck, step=_spinner)
+                             trusted=trusted, recheck=recheck, zkey_digest=digest, step=_spinner)
     total = sum(result.steps_ms.values())
     if as_json:
         rounded = lambda ms: {k: round(v, 3) for k, v in ms.items()}  # noqa: E731

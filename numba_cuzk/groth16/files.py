@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, ContextManager
 
@@ -109,14 +110,15 @@ def check_prove_inputs(zkey_path: PathLike, witness_path: PathLike, r1cs_path: P
 
 def prove_files(zkey_path: PathLike, witness_path: PathLike, proof_path: PathLike, public_path: PathLike, *,
                 r1cs_path: PathLike | None = None, gpu: bool | None = None, trusted: bool = False,
-                recheck: bool = False, step: Step = _quiet) -> ProveResult:
+                recheck: bool = False, zkey_digest: Future | None = None, step: Step = _quiet) -> ProveResult:
     """Prove the witness file with the zkey; write proof.json and public.json (a pair:
     both or neither).
 
     ``r1cs_path``: check the witness against the circuit first, naming the first failing
     constraint. ``trusted``: skip the zkey's point checks (on curve, in subgroup). Else
     the checks run once per machine for the file's bytes (key_checks.load_checked_key);
-    ``recheck``: run them even if a record says they passed. ``gpu``: None for the GPU
+    ``recheck``: run them even if a record says they passed; ``zkey_digest``: the file's
+    hash, started already (key_checks.digest_in_background). ``gpu``: None for the GPU
     when there is one, else False for the CPU backend.
     """
     from numba_cuzk.groth16.formats import read_wtns, read_zkey, write_proof_pair
@@ -139,7 +141,7 @@ def prove_files(zkey_path: PathLike, witness_path: PathLike, proof_path: PathLik
         with steps("check_witness", f"checking the witness against {r1cs_path}"):
             _check_against(r1cs_path, zkey_path, witness_path, witness)
     with steps("read_zkey", f"reading {zkey_path}"), naming(zkey_path):
-        pk = read_zkey(zkey_path, trusted=True) if trusted else load_checked_key(zkey_path, recheck=recheck)
+        pk = read_zkey(zkey_path, trusted=True) if trusted else load_checked_key(zkey_path, recheck, zkey_digest)
     checking = bool(pk.unchecked)
     try:
         with steps("prepare", "preparing the prover (key to " + ("GPU" if gpu else "CPU backend")

@@ -25,6 +25,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import threading
+from concurrent.futures import Future
 from importlib import metadata
 from pathlib import Path
 
@@ -69,6 +71,23 @@ def file_digest(path: PathLike) -> tuple[str, int]:
         return hashlib.file_digest(f, DIGEST).hexdigest(), os.fstat(f.fileno()).st_size
 
 
+def digest_in_background(path: PathLike) -> Future:
+    """``file_digest(path)`` in a daemon thread, for a process with imports still to do:
+    hashlib and file reads release the GIL, so the hash (7 ms for a 2^14 key on the 2-core
+    CPU, 28 ms on the H100's host) runs beside them. The Future's result is file_digest's,
+    or what it raised."""
+    future: Future = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(file_digest(path))
+        except BaseException as exc:  # noqa: BLE001 (the caller's to see, from result())
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="zkey-digest", daemon=True).start()
+    return future
+
+
 def record_path(digest: str) -> Path:
     """Where this checker keeps the record of a file of ``digest``."""
     return records_dir() / f"{digest}.{CHECKER_VERSION}.json"
@@ -102,17 +121,18 @@ def record_checked(path: PathLike, digest: str, size: int) -> bool:
     return True
 
 
-def load_checked_key(path: PathLike, recheck: bool = False) -> ProvingKey:
+def load_checked_key(path: PathLike, recheck: bool = False, digest: Future | None = None) -> ProvingKey:
     """Read the zkey at ``path`` for a Prover, its points checked once per machine.
 
     A record for the file's bytes (and this checker): the key is read trusted (no point
     checks: ``pk.unchecked`` is empty). Otherwise, or with ``recheck``: read untrusted, the
     header's and IC's points checked here, the queries' by the first Prover made from it
     (on its copy, on the GPU when it has one), which then records the pass through
-    ``pk.after_checks``. Raises ValueError naming the section and point at fault."""
+    ``pk.after_checks``. ``digest``: the file's, from digest_in_background (else taken here).
+    Raises ValueError naming the section and point at fault."""
     from numba_cuzk.groth16.formats import read_zkey
 
-    digest, size = file_digest(path)
-    if not recheck and is_recorded(digest, size):
+    sha, size = digest.result() if digest is not None else file_digest(path)
+    if not recheck and is_recorded(sha, size):
         return read_zkey(path, trusted=True)
-    return dataclasses.replace(read_zkey(path, trusted=False), after_checks=lambda: record_checked(path, digest, size))
+    return dataclasses.replace(read_zkey(path, trusted=False), after_checks=lambda: record_checked(path, sha, size))

@@ -108,6 +108,14 @@ def test_cli_recheck_checks_again(files, checks, tmp_path):  # noqa: F811
         assert len(checks) == total
 
 
+def test_the_digest_taken_beside_the_imports_is_the_files(tmp_path):
+    path = tmp_path / "k.zkey"
+    path.write_bytes(bytes(range(256)) * 4099)
+    assert key_checks.digest_in_background(path).result(timeout=60) == key_checks.file_digest(path)
+    with pytest.raises(FileNotFoundError):
+        key_checks.digest_in_background(tmp_path / "absent.zkey").result(timeout=60)
+
+
 # --- the outputs as a pair --------------------------------------------------------------
 
 def _old_pair(out: Path) -> dict[Path, bytes]:
