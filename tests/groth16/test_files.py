@@ -227,11 +227,12 @@ def test_a_corrupt_key_is_not_blamed_on_the_witness(files, tmp_path):
 def test_a_gpu_prove_starts_no_cpu_kernel(files, tmp_path):
     """`prove` on the GPU backend, in a process of its own: numba's CPU target never starts
     (its runtime and first cached kernel were 50-150 ms of a GPU one-shot on the H100)."""
-    code = ("import json, sys\nfrom numba.core.runtime import nrt\nfrom numba_cuzk import kernel_cache\n"
-            "from numba_cuzk.cli import app\n"
+    code = ("import json, sys\nfrom numba.core.registry import CPUDispatcher\nfrom numba.core.runtime import nrt\n"
+            "from numba_cuzk import kernel_cache\nfrom numba_cuzk.cli import app\n"
             "try:\n    app(sys.argv[1:])\nexcept SystemExit as exit:\n    assert not exit.code, exit.code\n"
             "print(json.dumps({'runtime': nrt.rtsys._init,\n"
-            "                  'kernels': [k.py_func.__name__ for k in kernel_cache._KERNELS if k.overloads]}))")
+            "                  'kernels': [k.py_func.__name__ for k in kernel_cache._KERNELS\n"
+            "                              if isinstance(k, CPUDispatcher) and k.overloads]}))")  # not the GPU's
     args = ("prove", "--zkey", files["zkey"], "--witness", files["wtns"], "--proof", tmp_path / "proof.json",
             "--public", tmp_path / "public.json", "--json")
     proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, timeout=600,
