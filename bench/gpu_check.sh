@@ -223,18 +223,8 @@ from numba_cuzk.serve import proving_pb2
 print(f"python {sys.version.split()[0]}, grpcio {grpc.__version__}, protobuf {pb.__version__} ({a.Type()})")' \
             > "$work/versions.txt" 2>&1 || status=1
         cat "$work/versions.txt"
-        # the floor under a client process here: this Python's start, and its start with grpc imported
-        python3 -c 'import statistics, subprocess, sys, time
-def ms(code):
-    walls = []
-    for _ in range(11):
-        t = time.perf_counter(); subprocess.run([sys.executable, "-c", code], check=True)
-        walls.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(walls[1:])
-bare, grpc = ms("pass"), ms("import grpc")
-print(f"a python process: {bare:.1f} ms; with import grpc: {grpc:.1f} ms (medians of 10)")' \
-            | tee -a "$work/versions.txt"
-        # what those are made of (site's .pth files, grpc's own imports): the 5 costliest, cumulative us
+        # what a process's start and its grpc import (bench.serve's python_grpc_ms) are made of:
+        # site's .pth files, grpc's own imports: the 5 costliest, cumulative us
         for code in pass "import grpc"; do
             python3 -X importtime -c "$code" 2>&1 | sort -t'|' -k2 -n | tail -5 | sed "s/^/[$code] /" | tee -a "$work/versions.txt"
         done

@@ -24,8 +24,12 @@ the median of the rounds, with min/max; the daemon's have the engine's figure of
 call as their peer and their ratio to it (issue 38's goal: <= 1.10).
 Every latency record's params.split_ms holds the median of each step of a proof through
 the daemon (bench/serve_split.py: the client process's own start, imports and writes,
-transport, each of the daemon's steps from its live timeline) and params.client_cpu_ms
-the client process's CPU time (user + system).
+transport, each of the daemon's steps from its live timeline), params.client_cpu_ms
+the client process's CPU time (user + system), and params.python_grpc_ms the median of
+as many `python -c "import grpc"` processes run alternating with the clients: what any
+Python client on grpcio pays on this host before it sends a byte (its interpreter, site's
+.pth files, grpc's import), so that a latency which moves between hosts shows how much of
+the move is theirs.
 Records: bench/results/serve/serve-<host>-<commit>-<date>.json, params.timing "call-latency".
     python3 -m bench.serve --part cpu [--runs 5] [--dir build/bench-snarkjs] [--out FILE]
     python3 -m bench.serve --part gpu [--runs 10] [--rounds 3] [--dir build/bench-serve]
@@ -125,9 +129,23 @@ def _client_cmd(daemon: Daemon, files: Files, out: Path) -> list[str]:
                        "--proof", out / "proof.json", "--public", out / "public.json", "--json")
 
 
-def latency_params(runs: list[ProcessRun], daemon: Daemon) -> dict:
+GRPC_FLOOR = [sys.executable, "-c", "import grpc"]  # a Python process that imports grpc, nothing else
+
+
+def run_alternating(cmd: list[str], runs: int) -> tuple[list[ProcessRun], list[ProcessRun]]:
+    """``runs`` client processes (``cmd``, its --json read), each followed by a GRPC_FLOOR
+    process, so that the host's load hits both alike: (clients, floors)."""
+    clients, floors = [], []
+    for _ in range(runs):
+        clients.append(run_process(cmd, REPO, json_out=True))
+        floors.append(run_process(GRPC_FLOOR, REPO))
+    return clients, floors
+
+
+def latency_params(runs: list[ProcessRun], floors: list[ProcessRun], daemon: Daemon) -> dict:
     """The client processes' walls, CPU, the daemon's queue and proving ms (its replies),
-    and the median split of a proof (bench/serve_split.py)."""
+    the median split of a proof (bench/serve_split.py), and the GRPC_FLOOR processes' walls
+    (``floors``, run alternating with them)."""
     t0_ns, by_job = daemon.events()
     splits = [serve_split.split_ms(r.spawn_ns, r.exit_ns, r.reply.get("t_ns", {}), by_job.get(r.reply["job"], []),
                                    t0_ns) for r in runs]
@@ -137,7 +155,9 @@ def latency_params(runs: list[ProcessRun], daemon: Daemon) -> dict:
             "client_cpu_ms": round(statistics.median(r.cpu_ms for r in runs), 1),
             **{f"daemon_{k}": round(statistics.median(r.reply[k] for r in runs), 1) for k in ("queued_ms", "prove_ms")
                if all(k in r.reply for r in runs)},
-            "split_ms": steps, **serve_split.sides_ms(steps), "kernel_ms": round(statistics.median(kernels), 3)}
+            "split_ms": steps, **serve_split.sides_ms(steps), "kernel_ms": round(statistics.median(kernels), 3),
+            "python_grpc_ms": round(statistics.median(r.wall_ms for r in floors), 1),
+            "python_grpc_walls_ms": [round(r.wall_ms, 1) for r in floors]}
 
 
 def _verify(tools: NodeTools, files: Files, out: Path) -> None:
@@ -160,6 +180,7 @@ def cpu_part(folder: Path, runs: int) -> list[dict]:
                                    "--proof", out / "one.json", "--public", out / "one_public.json"),
             "snarkjs": [str(tools.node_modules / ".bin" / "snarkjs"), "groth16", "prove", files.zkey, files.wtns,
                         out / "s.json", out / "s_public.json"],
+            "python_grpc": GRPC_FLOOR,
         }
         for cmd in commands.values():  # warm-up: caches, page cache, the daemon's first proof
             run_process(cmd, REPO)
@@ -169,7 +190,7 @@ def cpu_part(folder: Path, runs: int) -> list[dict]:
                 done[name].append(run_process(cmd, REPO, json_out=name == "client"))
             print(f"round {r + 1}: " + ", ".join(f"{n} {w[-1].wall_ms:.0f} ms" for n, w in done.items()), flush=True)
         _verify(tools, files, out)
-        client = latency_params(done["client"], daemon)
+        client = latency_params(done["client"], done["python_grpc"], daemon)
     finally:
         daemon.stop()
     ms = {name: statistics.median(r.wall_ms for r in w) for name, w in done.items()}
@@ -359,13 +380,14 @@ def gpu_part(folder: Path, runs: int, rounds: int, log_sizes: tuple[int, ...], r
         for log_n in log_sizes:
             cmd = _client_cmd(daemon, sizes[log_n], out)
             run_process(cmd, REPO)
-            done = [run_process(cmd, REPO, json_out=True) for _ in range(runs)]
+            done, floors = run_alternating(cmd, runs)
             params = {"circuit": "mimc", "what": "a client process per proof, wall clock",
-                      **latency_params(done, daemon)}
+                      **latency_params(done, floors, daemon)}
             records.append(common.record(f"serve_prove_log{log_n}", statistics.median(r.wall_ms for r in done), "ms",
                                          device, params, timing=common.CALL_LATENCY))
             print(f"2^{log_n}: client process {records[-1]['value']:.1f} ms (its own {params['client_process_ms']} "
-                  f"ms, the call {params['call_ms']} ms): {params['split_ms']}", flush=True)
+                  f"ms, the call {params['call_ms']} ms; python with grpc alone {params['python_grpc_ms']} ms): "
+                  f"{params['split_ms']}", flush=True)
         engine_timeline = timeline.parent if timeline else Path(tempfile.mkdtemp(prefix="bench-serve-engine-"))
         rates = {log_n: Rates([], [], []) for log_n in rate_sizes}
         for log_n in rate_sizes:

@@ -3,10 +3,12 @@ add up to its wall time, from the client's marks and the daemon's timeline on on
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from bench import serve_split
-from bench.serve import steady_ms
+from bench.serve import GRPC_FLOOR, run_alternating, steady_ms
 
 T0 = 5_000_000_000  # the timeline's t0_ns
 MS = 1_000_000
@@ -53,3 +55,14 @@ def test_a_missing_moment_merges_its_step_into_the_next():
 def test_median_steps_and_the_steady_rate():
     assert serve_split.median_steps([{"a": 1.0, "b": 5.0}, {"a": 3.0}, {"a": 2.0, "b": 7.0}]) == {"a": 2.0, "b": 6.0}
     assert steady_ms([30 * MS, 10 * MS, 20 * MS, 40 * MS]) == 10.0  # the first proof's fill is left out
+
+
+def test_clients_alternate_with_the_grpc_floor(monkeypatch):
+    """Each client process is followed by a `python -c "import grpc"` process, whose walls
+    the latency records carry as python_grpc_ms (what the host charges any grpcio client)."""
+    ran = []
+    monkeypatch.setattr("bench.serve.GRPC_FLOOR", [sys.executable, "-c", "print('floor')"])
+    monkeypatch.setattr("bench.serve.run_process", lambda cmd, cwd, json_out=False: ran.append((cmd[-1], json_out)))
+    clients, floors = run_alternating([sys.executable, "-c", "client"], 2)
+    assert ran == [("client", True), ("print('floor')", False)] * 2 and len(clients) == len(floors) == 2
+    assert GRPC_FLOOR[1:] == ["-c", "import grpc"]
