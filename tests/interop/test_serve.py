@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import grpc
@@ -111,20 +112,30 @@ def test_sigterm_drains(circom: CircomBuild, tools: NodeTools, tmp_path):
     assert "1 keys hot" in daemon.ready_line
     witness = circom.wtns.read_bytes()
     with ProverClient(daemon.address, timeout_s=120) as client:
-        ids = [client.submit(witness, zkey=circom.zkey) for _ in range(8)]
-        outcomes: dict[str, object] = {}
+        outcomes: dict[int, object] = {}
 
-        def wait(job_id: str) -> None:
+        def prove(k: int) -> None:
             try:
-                outcomes[job_id] = client.await_proof(job_id)
+                outcomes[k] = client.prove(witness, zkey=circom.zkey)
             except ServeError as exc:
-                outcomes[job_id] = exc
-        waiters = [threading.Thread(target=wait, args=(job_id,)) for job_id in ids]
-        for w in waiters:
-            w.start()
+                outcomes[k] = exc
+        callers = [threading.Thread(target=prove, args=(k,)) for k in range(8)]
+        for c in callers:
+            c.start()
+        # the signal only once every call is inside the daemon (proved, running or queued): a
+        # call still on its way when the drain ends would meet a closed socket, not the drain
+        reached = 0
+        for _ in range(600):
+            status = client.status()
+            reached = (status["proofs"] + status["failures"] + status["queue"]["running"]
+                       + sum(status["queue"]["queued"].values()))
+            if reached >= 8:
+                break
+            time.sleep(0.05)
+        assert reached >= 8, status
         os.kill(daemon.process.pid, signal.SIGTERM)
-        for w in waiters:
-            w.join(120)
+        for c in callers:
+            c.join(120)
     assert daemon.process.wait(60) == 0 and not daemon.socket.exists()
     proved = [o for o in outcomes.values() if not isinstance(o, ServeError)]
     refused = [o for o in outcomes.values() if isinstance(o, ServeError)]
