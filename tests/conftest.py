@@ -18,6 +18,7 @@ import faulthandler
 import os
 import sys
 import threading
+import time
 import warnings
 
 import pytest
@@ -70,6 +71,14 @@ def pytest_runtest_protocol(item, nextitem):
     finally:
         faulthandler.cancel_dump_traceback_later()
         timer.cancel()
+
+
+def wait_for(condition, what: str, timeout_s: float) -> None:
+    """Poll ``condition()`` every 20 ms until it is true; fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
 
 
 def outside_judge_missing(reason: str) -> None:

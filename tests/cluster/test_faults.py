@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 from distributed import Client
@@ -24,6 +23,7 @@ from numba_cuzk.cluster import ClusterProver
 from numba_cuzk.cluster.proofs import paths
 from numba_cuzk.groth16.formats import read_proof_json
 from tests.cluster.conftest import CONFIG, thread_cluster
+from tests.conftest import wait_for
 from tests.engine.conftest import TIMEOUT_S, synthesizer, verifies, witness
 from tests.engine.keys import KEY_PATH
 
@@ -60,13 +60,6 @@ def gated(seed: int):
     return GATE.pass_through(seed)
 
 
-def wait_for(condition, what: str, timeout_s: float = TIMEOUT_S) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
 async def _remove_worker(address: str, dask_scheduler=None) -> None:
     await dask_scheduler.remove_worker(address=address, stimulus_id="test-lost-worker", close=True)
 
@@ -85,10 +78,10 @@ def test_partition_proved_twice_is_stored_once(tmp_path, key):
     with thread_cluster(3) as cluster, Client(cluster) as client, ClusterProver(client, CONFIG) as prover:
         future = prover.submit(KEY_PATH, partitions, name="porep", out_dir=tmp_path, trusted=True, task_partitions=2)
         proof_4, _ = paths(tmp_path, "porep", 4)
-        wait_for(lambda: GATE.arrived == 1 and proof_4.exists(), "partition 4 stored, 5 at the gate")
+        wait_for(lambda: GATE.arrived == 1 and proof_4.exists(), "partition 4 stored, 5 at the gate", TIMEOUT_S)
         first = _holder(client, "-2")
         client.run_on_scheduler(_remove_worker, first)
-        wait_for(lambda: GATE.arrived == 2, "the chunk's second run at the gate")
+        wait_for(lambda: GATE.arrived == 2, "the chunk's second run at the gate", TIMEOUT_S)
         second = _holder(client, "-2")
         assert second not in (None, first)
         GATE.opened.set()
@@ -117,7 +110,8 @@ def test_killed_worker_process_loses_nothing(key):
                                        task_partitions=2)
                 # its first chunk takes it a while: the process compiles the kernels first
                 wait_for(lambda: client.run(lambda dask_worker: len(dask_worker.state.executing),
-                                            workers=[address])[address] > 0, "a chunk running in the process")
+                                            workers=[address])[address] > 0, "a chunk running in the process",
+                         TIMEOUT_S)
                 doomed.send_signal(signal.SIGKILL)
                 doomed.wait(TIMEOUT_S)
                 result = future.result(timeout=TIMEOUT_S)

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import grpc
@@ -21,6 +20,7 @@ import pytest
 from numba_cuzk.groth16 import pairing
 from numba_cuzk.groth16.formats.jsonfiles import read_proof_json, read_public_json, read_vk_json
 from numba_cuzk.serve.client import ProverClient, ServeError
+from tests.conftest import wait_for
 from tests.interop.conftest import REPO, CircomBuild, cli
 from tests.interop.node import NodeTools
 
@@ -124,15 +124,11 @@ def test_sigterm_drains(circom: CircomBuild, tools: NodeTools, tmp_path):
             c.start()
         # the signal only once every call is inside the daemon (proved, running or queued): a
         # call still on its way when the drain ends would meet a closed socket, not the drain
-        reached = 0
-        for _ in range(600):
+        def inside() -> int:
             status = client.status()
-            reached = (status["proofs"] + status["failures"] + status["queue"]["running"]
-                       + sum(status["queue"]["queued"].values()))
-            if reached >= 8:
-                break
-            time.sleep(0.05)
-        assert reached >= 8, status
+            return (status["proofs"] + status["failures"] + status["queue"]["running"]
+                    + sum(status["queue"]["queued"].values()))
+        wait_for(lambda: inside() >= 8, "all 8 calls inside the daemon", 30)
         os.kill(daemon.process.pid, signal.SIGTERM)
         for c in callers:
             c.join(120)
