@@ -34,6 +34,9 @@ machine sets it; PYTHONPYCACHEPREFIX is kept). params.process_ms splits the medi
 the output, to the last atexit callback) and ``exit`` (from there to the process gone),
 with ``steps`` (their sum). --no-bytecode N adds N runs without the bytecode cache
 (params.no_bytecode_runs_s): what the processes of a tree without .pyc files pay.
+params.numba_floor_s: the median wall of numba_floor processes (``python -c "import
+numba.cuda"``; ``import numba`` with --cpu), one after each measured prove
+(numba_floor_runs_s): the host's floor for any process on numba's target, same load.
 --profile FILE: one more warm prove under cProfile.
 """
 
@@ -59,6 +62,14 @@ CLI = [sys.executable, "-c", "import time; first = time.monotonic(); import atex
        f"atexit.register(lambda: print({MARKS!r} + json.dumps([first, time.monotonic()]), file=sys.stderr)); "
        "from numba_cuzk.cli import app; app()"]
 REPO = Path(__file__).resolve().parents[1]
+
+
+def numba_floor(cpu: bool) -> list[str]:
+    """The floor of any process on numba's target: a python that imports it (numba.cuda for
+    the GPU, numba for the CPU, as the CLI does) and nothing else. Run after each prove: on
+    a lent host the same pure-Python work took 1x-2.3x as long from one process to the next
+    (2026-12-05), and the floors show when the host, not the code, was slow."""
+    return [sys.executable, "-c", "import numba" if cpu else "import numba.cuda"]
 
 
 @dataclass
@@ -183,13 +194,19 @@ def whole_processes(args, work: Path, device: str) -> list[dict]:
                  "--vk", "vk.json", *backend], warm, work)
     print(f"setup (2^{args.log}): {done.seconds:.1f} s", flush=True)
     first = _run(prove, warm, work)  # loads or compiles what the cache lacks, checks and records the key
-    processes = [_run(prove, warm, work) for _ in range(args.runs)]
+    processes, floors = [], []
+    for _ in range(args.runs):
+        processes.append(_run(prove, warm, work))
+        floors.append(_process(numba_floor(args.cpu), work))
     steps = [json.loads(p.stdout)["steps_ms"] for p in processes]
-    for p, s in zip(processes, steps):
-        print(f"prove {p.seconds:.3f} s: process {p.phases_ms} ms; steps {s} ms", flush=True)
+    for p, s, f in zip(processes, steps, floors):
+        print(f"prove {p.seconds:.3f} s: process {p.phases_ms} ms; steps {s} ms; then the floor {f.seconds:.3f} s",
+              flush=True)
     measured = [p.seconds for p in processes]
+    floor_s = [round(f.seconds, 4) for f in floors]
     params = {"runs": len(measured), "stat": "median", "min": min(measured), "max": max(measured),
-              "runs_s": [round(t, 4) for t in measured], "first_after_compile_s": first.seconds,
+              "runs_s": [round(t, 4) for t in measured], "numba_floor_s": statistics.median(floor_s),
+              "numba_floor_runs_s": floor_s, "first_after_compile_s": first.seconds,
               "steps_ms": steps[-1], "process_ms": median_phases(processes, steps), "bytecode": "cached",
               "kernel_cache": "as found (--no-compile)" if args.no_compile else "numba-cuzk compile",
               "circuit": "mimc", "points_checked": True}
