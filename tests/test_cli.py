@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from typer.testing import CliRunner
 
 from numba_cuzk import backend
 from numba_cuzk.field import adx
+from numba_cuzk import cli
 from numba_cuzk.cli import app
 
 runner = CliRunner()
@@ -88,6 +91,25 @@ def test_a_command_s_process_ends_with_its_code_output_and_atexit_callbacks(tmp_
                            "--vk", str(tmp_path / "missing.json")], capture_output=True, text=True, timeout=120,
                           cwd=root)
     assert "missing.json" in proc.stderr and profile.stat().st_size > 0  # (cProfile's own exit status is 0)
+
+
+def test_a_prove_s_collector_is_off_until_its_first_step_then_on_with_the_imports_frozen():
+    """cli._collector_after_imports: no collection among the imports' objects, then every
+    later collection without them (frozen once), the step still called."""
+    steps, frozen_before = [], gc.get_freeze_count()
+    try:
+        step = cli._collector_after_imports(lambda description: steps.append(description) or contextlib.nullcontext())
+        assert not gc.isenabled()
+        with step("reading"):
+            pass
+        frozen = gc.get_freeze_count()
+        assert gc.isenabled() and frozen > frozen_before and steps == ["reading"]
+        with step("proving"):
+            pass
+        assert gc.get_freeze_count() == frozen and steps == ["reading", "proving"]
+    finally:
+        gc.unfreeze()
+        gc.enable()
 
 
 def test_demo_proves_and_reports_phases():
