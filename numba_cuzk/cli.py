@@ -501,10 +501,10 @@ def _collector_after_imports(step: Callable[[str], ContextManager]) -> Callable[
     """``step``, with Python's garbage collector off from now until its first call, then the
     objects made so far frozen (gc.freeze) and the collector on. Before a prove's first step
     the process imports numba (and numba.cuda) and the kernels' modules, ~1000 modules whose
-    objects live as long as the process; each full collection among them walked all of
-    them: ~30 of the ~85 ms the package's modules took to import after numba.cuda on the
-    2-core box. Later collections see only the proof's objects, and a kernel compiled in
-    the steps runs with the collector on."""
+    objects live as long as the process, and each full collection walked them all: 25-62
+    ms of pauses in a 2^14 one-shot on the 2-core box, 5 ms after. A one-shot GPU prove's
+    process on the H200 took 196 ms less (bench/NOTES.md, 2026-12-05). Later collections see
+    only the proof's objects; a kernel compiled in the steps compiles with the collector on."""
     gc.disable()
 
     def first_on(description: str) -> ContextManager:
@@ -599,9 +599,7 @@ def prove(
         argv = ["prove", "--server", server, "--zkey", zkey, "--witness", witness, "--proof", proof, "--public",
                 public, "--priority", priority] + ["--token-file", token_file] * bool(token_file) + ["--json"] * as_json
         raise typer.Exit(client_cli.main(argv))
-    step = _spinner
-    if app.as_process:
-        step = _collector_after_imports(_spinner)
+    step = _collector_after_imports(_spinner) if app.as_process else _spinner
     if not cpu and app.as_process:  # its context made while numba imports (primary_context.py)
         from numba_cuzk import primary_context
 
