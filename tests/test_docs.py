@@ -191,6 +191,11 @@ def test_adopt_files_a_runs_outputs(monkeypatch, tmp_path):
     assert [r["name"] for r in json.loads((results / f"field/field-h200-abc1234-{day}.json").read_text())] == [
         "fr_mul", "fr_mul_cpu"]
     assert (results / "INDEX.md").read_text() == table.index() + "\n"
+    (tmp_path / "logs.tgz").write_bytes(b"x" * (adopt.LARGE_BYTES + 1))  # neither gzipped nor re-encoded here
+    with pytest.raises(SystemExit, match="logs.tgz: 100001 bytes, over 100000"):
+        adopt.main([str(tmp_path / "logs.tgz"), "--topic", "engine", "--commit", "abc1234", "--host", "h200",
+                    "--date", day, "--label", "logs"])
+    assert not (results / "engine" / f"engine-h200-abc1234-{day}-logs.tgz").exists()
 
 
 def test_getting_started_gives_the_readmes_set_up_commands():
