@@ -49,12 +49,12 @@ def adopt_artifact(path: Path, topic: str, commit: str, host: str, date: str, la
     ext = "".join(path.suffixes).lstrip(".") or "txt"
     name = f"{topic}-{host}-{commit}-{date}{'-' + label if label else ''}.{ext}"
     out = common.RESULTS / topic / name
-    out.parent.mkdir(parents=True, exist_ok=True)
     size = path.stat().st_size
     large = size > LARGE_BYTES
     if large and ext not in ("jsonl", "png"):  # a results file over it fails CI (tests/test_bench_results.py)
         raise SystemExit(f"{path}: {size} bytes, over {LARGE_BYTES}: trim it or compress it harder "
                          "(an archive as .tar.xz) before adopting it")
+    out.parent.mkdir(parents=True, exist_ok=True)
     if large and ext == "jsonl":
         out = out.with_name(out.name + ".gz")
         out.write_bytes(gzip.compress(path.read_bytes(), mtime=0))
